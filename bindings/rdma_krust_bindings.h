@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bindgen input: everything of the kernel the abstraction layer (src/kapi)
+ * calls. The generated file, bindings/bindings_generated.rs, is made at build
+ * time against the headers and .config of the kernel the module is built
+ * for, so struct layouts always match that kernel (a lockdep or KASAN build
+ * changes them). What is generated is chosen in bindings/bindgen_parameters.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "helpers.h"
+
+/* Macros bindgen cannot see as constants. */
+const int RKRUST_MISC_DYNAMIC_MINOR = MISC_DYNAMIC_MINOR;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything rdma-krust needs on a Debian 12 machine: the kernel
+# build tools, the Rust pieces the kernel wants (rust-src, bindgen-cli),
+# QEMU, and the rdma-core userspace used inside the guest.
+#
+# Idempotent: every step is skipped when its result is already there.
+set -euo pipefail
+
+PKGS=(
+	build-essential bc flex bison cpio kmod libelf-dev libssl-dev xz-utils
+	clang lld llvm libclang-dev pkg-config
+	linux-source-6.12
+	qemu-system-x86
+	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	libibverbs-dev librdmacm-dev
+)
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+command -v rustup >/dev/null || { echo "setup: rustup not found" >&2; exit 1; }
+
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	echo "setup: rustup component add rust-src"
+	rustup component add rust-src
+fi
+
+if ! command -v bindgen >/dev/null; then
+	echo "setup: cargo install bindgen-cli (a few minutes)"
+	cargo install --locked bindgen-cli
+fi

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA devices and the `ib_client` registration.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//! Locking rules: `Documentation/infiniband/core_locking.rst`.
+
+use super::bindings;
+use core::{
+    ffi::c_void,
+    marker::PhantomPinned,
+    mem::MaybeUninit,
+    ops::RangeInclusive,
+    pin::Pin,
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{
+    error::to_result,
+    ffi::c_int,
+    prelude::*,
+    str::CStr,
+    types::Opaque,
+};
+
+/// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
+pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
+
+/// An RDMA device, `struct ib_device`.
+///
+/// # Invariants
+///
+/// A `&Device` is only created for a device that ib_core keeps registered for
+/// the whole lifetime of the reference: inside the `add` and `remove`
+/// callbacks of a [`Client`].
+#[repr(transparent)]
+pub(crate) struct Device(Opaque<bindings::ib_device>);
+
+/// Device-wide limits, from `ib_device::attrs`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceAttrs {
+    /// Largest memory registration, in bytes.
+    pub(crate) max_mr_size: u64,
+    /// READ/atomic requests one QP serves as responder (IRD ceiling).
+    pub(crate) max_qp_rd_atom: u32,
+    /// READ/atomic requests one QP may have outstanding (ORD ceiling).
+    pub(crate) max_qp_init_rd_atom: u32,
+    /// `enum ib_atomic_cap`.
+    pub(crate) atomic_cap: u32,
+}
+
+/// State of one port, from `ib_query_port()`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortAttrs {
+    /// `enum ib_port_state`.
+    pub(crate) state: u32,
+    /// `enum ib_mtu`.
+    pub(crate) active_mtu: u32,
+    /// `enum rdma_link_layer`.
+    pub(crate) link_layer: u32,
+}
+
+impl Device {
+    /// Borrows a device from a pointer ib_core handed to a callback.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to a registered `ib_device` that stays registered for
+    /// the lifetime `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
+        // caller guarantees the pointee is valid for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// ib_core's index of this device, unique among registered devices.
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: by the type invariant the device is valid; `index` is set
+        // before registration and never changes afterwards.
+        unsafe { (*self.as_raw()).index }
+    }
+
+    /// A copy of the device name, e.g. `rxe0`, NUL-terminated.
+    pub(crate) fn name(&self) -> [u8; NAME_LEN] {
+        let mut out = [0u8; NAME_LEN];
+        // SAFETY: the device is valid (type invariant). `name` is a fixed
+        // array inside it, kept NUL-terminated by `strscpy()`.
+        // `ib_device_rename()` writes it with `devices_rwsem` held for
+        // writing, and ib_core holds that lock around every `add` callback, so
+        // a copy taken in `add` is consistent.
+        let src = unsafe { &(*self.as_raw()).name };
+        for (o, c) in out.iter_mut().zip(src.iter()) {
+            *o = *c as u8;
+        }
+        out[NAME_LEN - 1] = 0;
+        out
+    }
+
+    /// The node GUID in host byte order.
+    pub(crate) fn node_guid(&self) -> u64 {
+        // SAFETY: the device is valid (type invariant); `node_guid` is set by
+        // the driver before registration.
+        u64::from_be(unsafe { (*self.as_raw()).node_guid })
+    }
+
+    /// The device's limits.
+    pub(crate) fn attrs(&self) -> DeviceAttrs {
+        // SAFETY: the device is valid (type invariant); `attrs` is filled by
+        // the driver before registration and read-only afterwards.
+        let a = unsafe { &(*self.as_raw()).attrs };
+        DeviceAttrs {
+            max_mr_size: a.max_mr_size,
+            max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
+            max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
+            atomic_cap: a.atomic_cap as u32,
+        }
+    }
+
+    /// The valid port numbers, `rdma_start_port()..=rdma_end_port()`.
+    pub(crate) fn ports(&self) -> RangeInclusive<u32> {
+        // SAFETY: the device is valid (type invariant).
+        let (start, end) = unsafe {
+            (
+                bindings::rkrust_rdma_start_port(self.as_raw()),
+                bindings::rkrust_rdma_end_port(self.as_raw()),
+            )
+        };
+        start..=end
+    }
+
+    /// Queries one port.
+    pub(crate) fn query_port(&self, port: u32) -> Result<PortAttrs> {
+        if !self.ports().contains(&port) {
+            return Err(EINVAL);
+        }
+        let mut attr = MaybeUninit::<bindings::ib_port_attr>::zeroed();
+        // SAFETY: the device is valid (type invariant), `port` is in range
+        // and `attr` is writable memory of the right type.
+        to_result(unsafe { bindings::ib_query_port(self.as_raw(), port, attr.as_mut_ptr()) })?;
+        // SAFETY: zero is a valid `ib_port_attr` (integers and enums with a
+        // zero value) and `ib_query_port()` filled it in.
+        let attr = unsafe { attr.assume_init() };
+        // SAFETY: as above; `port` is a valid port of the device.
+        let link_layer = unsafe { bindings::rdma_port_get_link_layer(self.as_raw(), port) };
+        Ok(PortAttrs {
+            state: attr.state as u32,
+            active_mtu: attr.active_mtu as u32,
+            link_layer: link_layer as u32,
+        })
+    }
+}
+
+/// The callbacks of an `ib_client`.
+///
+/// ib_core calls [`Client::add`] for every RDMA device that is registered
+/// (including those present when the client registers), and
+/// [`Client::remove`] when the device goes away or the client unregisters.
+/// Both may sleep. `remove` must have stopped every use of the device before
+/// it returns.
+pub(crate) trait Client: Send + Sync {
+    /// A device appeared. An error makes ib_core skip this client for the
+    /// device: no `remove` follows.
+    fn add(&self, dev: &Device) -> Result;
+
+    /// A device for which `add` succeeded is going away.
+    fn remove(&self, dev: &Device);
+}
+
+/// The registration the trampolines dispatch to.
+///
+/// `ib_client::add` is not given the client, so the trampolines find it here.
+/// One client per module: a second registration is refused with `EBUSY`.
+static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+
+struct ClientInner<T: Client> {
+    client: Opaque<bindings::ib_client>,
+    ctx: T,
+    _pin: PhantomPinned,
+}
+
+/// A registered `ib_client`; dropping it unregisters, which runs
+/// [`Client::remove`] for every device first.
+///
+/// # Invariants
+///
+/// `inner.client` is registered with ib_core and [`REGISTERED`] points at
+/// `inner` until `drop`.
+pub(crate) struct ClientRegistration<T: Client> {
+    inner: Pin<KBox<ClientInner<T>>>,
+}
+
+// SAFETY: `T` is `Send + Sync`; the `ib_client` is only touched by ib_core
+// under its own locks, and `ib_unregister_client()` may run on any thread.
+unsafe impl<T: Client> Send for ClientRegistration<T> {}
+// SAFETY: a shared reference allows no access at all.
+unsafe impl<T: Client> Sync for ClientRegistration<T> {}
+
+impl<T: Client> ClientRegistration<T> {
+    /// Registers `ctx` as the module's `ib_client` named `name`.
+    pub(crate) fn new(name: &'static CStr, ctx: T) -> Result<Self> {
+        let inner = KBox::pin(
+            ClientInner {
+                client: Opaque::uninit(),
+                ctx,
+                _pin: PhantomPinned,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: zero is a valid `ib_client` (null pointers, `None`
+        // callbacks, zero counters); ib_core initialises its own fields.
+        let mut client: bindings::ib_client = unsafe { core::mem::zeroed() };
+        client.name = name.as_char_ptr();
+        client.add = Some(add_callback::<T>);
+        client.remove = Some(remove_callback::<T>);
+        // SAFETY: `inner.client` is valid for writes and not yet shared.
+        unsafe { inner.client.get().write(client) };
+
+        let me = ptr::from_ref::<ClientInner<T>>(&inner).cast_mut().cast::<c_void>();
+        REGISTERED
+            .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| EBUSY)?;
+        // SAFETY: the client is initialised and pinned in a box that outlives
+        // the registration (dropped only after `ib_unregister_client()`), and
+        // the trampolines find it through `REGISTERED`, set above.
+        let ret = unsafe { bindings::ib_register_client(inner.client.get()) };
+        if let Err(e) = to_result(ret) {
+            REGISTERED.store(ptr::null_mut(), Ordering::Release);
+            return Err(e);
+        }
+        // INVARIANT: registered above, `REGISTERED` points at `inner`.
+        Ok(Self { inner })
+    }
+}
+
+impl<T: Client> Drop for ClientRegistration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant). This waits for running
+        // callbacks and calls `remove` for every device that was added.
+        unsafe { bindings::ib_unregister_client(self.inner.client.get()) };
+        REGISTERED.store(ptr::null_mut(), Ordering::Release);
+    }
+}
+
+/// Returns the context of the registered client.
+///
+/// # Safety
+///
+/// Must only be called from an ib_core callback of the `ClientRegistration<T>`
+/// currently registered, so `REGISTERED` points at a live `ClientInner<T>`.
+unsafe fn registered_ctx<'a, T: Client>() -> &'a T {
+    let inner = REGISTERED.load(Ordering::Acquire).cast::<ClientInner<T>>();
+    // SAFETY: by the caller's guarantee `inner` is the live registration of
+    // type `T`; it is freed only after `ib_unregister_client()` returns, which
+    // waits for every callback.
+    unsafe { &(*inner).ctx }
+}
+
+unsafe extern "C" fn add_callback<T: Client>(dev: *mut bindings::ib_device) -> c_int {
+    // SAFETY: called by ib_core for the registered client (only
+    // `ClientRegistration<T>` installs this callback).
+    let ctx = unsafe { registered_ctx::<T>() };
+    // SAFETY: ib_core keeps `dev` registered for the duration of `add`.
+    let dev = unsafe { Device::from_raw(dev) };
+    match ctx.add(dev) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+unsafe extern "C" fn remove_callback<T: Client>(dev: *mut bindings::ib_device, _data: *mut c_void) {
+    // SAFETY: as in `add_callback`.
+    let ctx = unsafe { registered_ctx::<T>() };
+    // SAFETY: ib_core keeps `dev` valid until `remove` returns.
+    let dev = unsafe { Device::from_raw(dev) };
+    ctx.remove(dev);
+}

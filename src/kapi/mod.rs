@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe abstractions over the C APIs the module uses.
+//!
+//! This layer is the only code that touches the generated bindings, which are
+//! a private submodule here. Everything above it (the device registry, the
+//! char device, later connections) is written against these types only.
+//!
+//! - [`ib`]: RDMA devices and the `ib_client` registration.
+//! - [`misc`]: a misc character device with Rust file operations.
+
+#[path = "../../bindings/mod.rs"]
+mod bindings;
+
+pub(crate) mod ib;
+pub(crate) mod misc;

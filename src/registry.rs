@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device registry: every RDMA device the module's `ib_client` was given.
+//!
+//! ib_core calls [`DeviceClient::add`] for each device and
+//! [`DeviceClient::remove`] when it leaves. An entry is a snapshot of the
+//! device's identity and limits, taken in `add`, behind an [`Arc`] so that
+//! later users (connections) can hold on to it. `remove` marks the entry gone,
+//! and will tear down everything that uses the device before it returns, as
+//! ib_core requires; only then is the entry forgotten.
+
+use crate::abi;
+use crate::kapi::ib;
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rbtree::RBTree,
+    sync::{Arc, Mutex},
+};
+
+/// One RDMA device known to the module.
+pub(crate) struct RdmaDevice {
+    /// The device as userspace sees it through `IOCTL_LIST_DEVICES`.
+    info: abi::DeviceInfo,
+}
+
+impl RdmaDevice {
+    fn new(dev: &ib::Device) -> Self {
+        let attrs = dev.attrs();
+        let mut info = abi::DeviceInfo {
+            name: dev.name(),
+            node_guid: dev.node_guid(),
+            max_mr_size: attrs.max_mr_size,
+            max_qp_rd_atom: attrs.max_qp_rd_atom,
+            max_qp_init_rd_atom: attrs.max_qp_init_rd_atom,
+            atomic_cap: attrs.atomic_cap,
+            ..Default::default()
+        };
+        let ports = dev.ports();
+        info.num_ports = ports.clone().count() as u32;
+        for (slot, port) in info.ports.iter_mut().zip(ports) {
+            slot.port_num = port;
+            // A port that cannot be queried is reported with state 0 (NOP).
+            if let Ok(p) = dev.query_port(port) {
+                slot.state = p.state;
+                slot.active_mtu = p.active_mtu;
+                slot.link_layer = p.link_layer;
+            }
+        }
+        Self { info }
+    }
+
+    /// The device's description for userspace.
+    pub(crate) fn info(&self) -> &abi::DeviceInfo {
+        &self.info
+    }
+}
+
+/// All devices, keyed by ib_core's device index.
+#[pin_data]
+pub(crate) struct Registry {
+    #[pin]
+    devices: Mutex<RBTree<u32, Arc<RdmaDevice>>>,
+}
+
+impl Registry {
+    /// Creates an empty registry.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                devices <- new_mutex!(RBTree::new(), "rdma_krust:devices"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The devices, in index order.
+    pub(crate) fn devices(&self) -> Result<KVec<Arc<RdmaDevice>>> {
+        let devices = self.devices.lock();
+        let mut out = KVec::new();
+        for dev in devices.values() {
+            out.push(dev.clone(), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+}
+
+/// The module's `ib_client`.
+pub(crate) struct DeviceClient {
+    registry: Arc<Registry>,
+}
+
+impl DeviceClient {
+    /// A client that records devices in `registry`.
+    pub(crate) fn new(registry: Arc<Registry>) -> Self {
+        Self { registry }
+    }
+}
+
+impl ib::Client for DeviceClient {
+    fn add(&self, dev: &ib::Device) -> Result {
+        let entry = Arc::new(RdmaDevice::new(dev), GFP_KERNEL)?;
+        let info = entry.info();
+        pr_info!(
+            "add {}: guid {:016x}, {} port(s), rd_atom {}/{}, atomic_cap {}\n",
+            name_str(&info.name),
+            info.node_guid,
+            info.num_ports,
+            info.max_qp_rd_atom,
+            info.max_qp_init_rd_atom,
+            info.atomic_cap
+        );
+        self.registry
+            .devices
+            .lock()
+            .try_create_and_insert(dev.index(), entry, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    fn remove(&self, dev: &ib::Device) {
+        // Later: tear down every connection on this device here, before
+        // returning, so nothing uses it once ib_core goes on.
+        if let Some(entry) = self.registry.devices.lock().remove(&dev.index()) {
+            pr_info!("remove {}\n", name_str(&entry.info().name));
+        }
+    }
+}
+
+/// The printable part of a NUL-terminated name buffer.
+fn name_str(name: &[u8]) -> &str {
+    let len = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+    core::str::from_utf8(&name[..len]).unwrap_or("?")
+}

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The table of invalid ioctls and the errno each must return.
+//!
+//! `Documentation/ioctl-abi.rst` lists the same rows. `rdma-krust
+//! errno-check` runs them against the loaded module.
+
+use crate::abi::{self, ioc, IOC_MAGIC, IOC_READ, IOC_WRITE};
+use crate::kdev::KrustDev;
+use anyhow::{bail, Result};
+use std::mem::size_of;
+
+/// A kernel address: never a valid user pointer.
+const KERNEL_ADDR: u64 = 0xffff_8880_0000_0000;
+
+/// What the ioctl's argument points at.
+#[derive(Clone, Copy, Debug)]
+enum Arg {
+    /// A NULL pointer.
+    Null,
+    /// A kernel address.
+    Kernel,
+    /// A writable, zeroed buffer of this size.
+    Buffer(usize),
+    /// A `DeviceList` with these fields, in writable memory.
+    List {
+        devices: u64,
+        capacity: u32,
+        reserved: u64,
+    },
+    /// A valid `DeviceList` in a read-only page.
+    ReadOnlyList,
+}
+
+struct Case {
+    name: &'static str,
+    cmd: u32,
+    arg: Arg,
+    errno: i32,
+}
+
+fn cases(device_count: u32) -> Vec<Case> {
+    let version_size = size_of::<abi::Version>();
+    let list_size = size_of::<abi::DeviceList>();
+    let mut v = vec![
+        Case {
+            name: "unknown command number",
+            cmd: ioc(IOC_READ, IOC_MAGIC, 0x7f, 8),
+            arg: Arg::Buffer(8),
+            errno: libc::ENOTTY,
+        },
+        Case {
+            name: "another driver's command (TCGETS)",
+            cmd: libc::TCGETS as u32,
+            arg: Arg::Buffer(64),
+            errno: libc::ENOTTY,
+        },
+        Case {
+            name: "VERSION with a wrong size",
+            cmd: ioc(IOC_READ, IOC_MAGIC, 0x00, 4),
+            arg: Arg::Buffer(version_size),
+            errno: libc::EINVAL,
+        },
+        Case {
+            name: "VERSION with a wrong direction",
+            cmd: ioc(IOC_WRITE, IOC_MAGIC, 0x00, version_size),
+            arg: Arg::Buffer(version_size),
+            errno: libc::EINVAL,
+        },
+        Case {
+            name: "VERSION to NULL",
+            cmd: abi::IOCTL_VERSION,
+            arg: Arg::Null,
+            errno: libc::EFAULT,
+        },
+        Case {
+            name: "VERSION to a kernel address",
+            cmd: abi::IOCTL_VERSION,
+            arg: Arg::Kernel,
+            errno: libc::EFAULT,
+        },
+        Case {
+            name: "LIST_DEVICES with a wrong size",
+            cmd: ioc(IOC_READ | IOC_WRITE, IOC_MAGIC, 0x01, list_size + 8),
+            arg: Arg::Buffer(list_size + 8),
+            errno: libc::EINVAL,
+        },
+        Case {
+            name: "LIST_DEVICES from NULL",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::Null,
+            errno: libc::EFAULT,
+        },
+        Case {
+            name: "LIST_DEVICES from a kernel address",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::Kernel,
+            errno: libc::EFAULT,
+        },
+        Case {
+            name: "LIST_DEVICES with reserved set",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::List {
+                devices: 0,
+                capacity: 0,
+                reserved: 1,
+            },
+            errno: libc::EINVAL,
+        },
+        Case {
+            name: "LIST_DEVICES with capacity over the limit",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::List {
+                devices: 0,
+                capacity: abi::MAX_LIST_CAPACITY + 1,
+                reserved: 0,
+            },
+            errno: libc::EINVAL,
+        },
+        Case {
+            name: "LIST_DEVICES result to a read-only page",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::ReadOnlyList,
+            errno: libc::EFAULT,
+        },
+    ];
+    // Writing entries only happens when there is a device to write.
+    if device_count > 0 {
+        v.push(Case {
+            name: "LIST_DEVICES array at NULL",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::List {
+                devices: 0,
+                capacity: 1,
+                reserved: 0,
+            },
+            errno: libc::EFAULT,
+        });
+        v.push(Case {
+            name: "LIST_DEVICES array at a kernel address",
+            cmd: abi::IOCTL_LIST_DEVICES,
+            arg: Arg::List {
+                devices: KERNEL_ADDR,
+                capacity: 1,
+                reserved: 0,
+            },
+            errno: libc::EFAULT,
+        });
+    }
+    v
+}
+
+/// A page mapped read-only holding a valid `DeviceList`.
+struct ReadOnlyPage(*mut libc::c_void, usize);
+
+impl ReadOnlyPage {
+    fn new() -> Result<Self> {
+        let len = 4096;
+        // SAFETY: an anonymous private mapping, no address hint.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            bail!("mmap: {}", std::io::Error::last_os_error());
+        }
+        let page = Self(p, len);
+        // SAFETY: the mapping is writable, page-aligned and large enough.
+        unsafe { p.cast::<abi::DeviceList>().write(abi::DeviceList::default()) };
+        // SAFETY: `p` is the mapping made above.
+        if unsafe { libc::mprotect(p, len, libc::PROT_READ) } != 0 {
+            bail!("mprotect: {}", std::io::Error::last_os_error());
+        }
+        Ok(page)
+    }
+}
+
+impl Drop for ReadOnlyPage {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the mapping made in `new`, once.
+        unsafe { libc::munmap(self.0, self.1) };
+    }
+}
+
+/// The symbolic name of an errno, for messages.
+pub fn errno_name(e: i32) -> &'static str {
+    match e {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::ENODEV => "ENODEV",
+        libc::EINVAL => "EINVAL",
+        libc::ENOTTY => "ENOTTY",
+        libc::ENOTCONN => "ENOTCONN",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        _ => "E?",
+    }
+}
+
+/// Runs every case; prints one `ok`/`FAIL` line each; returns the failures.
+pub fn check_all(dev: &KrustDev) -> Result<usize> {
+    let count = dev.list_devices()?.len() as u32;
+    let ro = ReadOnlyPage::new()?;
+    let mut failed = 0;
+    for case in cases(count) {
+        let mut buf = vec![0u8; 256];
+        let mut list;
+        let arg = match case.arg {
+            Arg::Null => 0,
+            Arg::Kernel => KERNEL_ADDR as usize,
+            Arg::Buffer(n) => {
+                buf.resize(n.max(1), 0);
+                buf.as_mut_ptr() as usize
+            }
+            Arg::List {
+                devices,
+                capacity,
+                reserved,
+            } => {
+                list = abi::DeviceList {
+                    devices,
+                    capacity,
+                    reserved,
+                    ..Default::default()
+                };
+                &mut list as *mut _ as usize
+            }
+            Arg::ReadOnlyList => ro.0 as usize,
+        };
+        // SAFETY: `arg` is NULL, a kernel address, or memory of this process
+        // that is large enough for the command's argument; the kernel writes
+        // only there.
+        let got = unsafe { dev.raw_ioctl(case.cmd, arg) };
+        let got_errno = match &got {
+            Ok(_) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(-1),
+        };
+        if got_errno == case.errno {
+            println!("ok   {:<45} {}", case.name, errno_name(case.errno));
+        } else {
+            failed += 1;
+            println!(
+                "FAIL {:<45} expected {}, got {}",
+                case.name,
+                errno_name(case.errno),
+                match got {
+                    Ok(v) => format!("success ({v})"),
+                    Err(e) => format!("{} ({e})", errno_name(got_errno)),
+                }
+            );
+        }
+    }
+    Ok(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_is_a_distinct_invalid_input() {
+        let all = cases(1);
+        assert_eq!(all.len(), 14);
+        assert_eq!(cases(0).len(), 12);
+        let mut names: Vec<_> = all.iter().map(|c| c.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert!(all.iter().all(|c| c.errno != 0));
+    }
+
+    #[test]
+    fn wrong_size_cases_share_the_number_of_a_real_command() {
+        for c in cases(1).iter().filter(|c| c.name.contains("wrong")) {
+            assert!(!abi::ALL_CMDS.contains(&c.cmd), "{}", c.name);
+            assert!(abi::ALL_CMDS
+                .iter()
+                .any(|&k| abi::ioc_nr(k) == abi::ioc_nr(c.cmd)
+                    && abi::ioc_type(k) == abi::ioc_type(c.cmd)));
+        }
+    }
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Printing device lists: the same format for the module's and libibverbs'
+//! view, so the two can be compared line by line.
+
+use crate::abi;
+use std::fmt::Write;
+
+/// The name in a NUL-terminated buffer.
+pub fn name(info: &abi::DeviceInfo) -> String {
+    let len = info.name.iter().position(|&c| c == 0).unwrap_or(info.name.len());
+    String::from_utf8_lossy(&info.name[..len]).into_owned()
+}
+
+/// A GUID as `ibv_devinfo` prints it: four groups of four hex digits.
+pub fn guid(g: u64) -> String {
+    format!(
+        "{:04x}:{:04x}:{:04x}:{:04x}",
+        g >> 48,
+        (g >> 32) & 0xffff,
+        (g >> 16) & 0xffff,
+        g & 0xffff
+    )
+}
+
+fn port_state(s: u32) -> &'static str {
+    match s {
+        0 => "NOP",
+        1 => "DOWN",
+        2 => "INIT",
+        3 => "ARMED",
+        4 => "ACTIVE",
+        5 => "ACTIVE_DEFER",
+        _ => "?",
+    }
+}
+
+fn mtu(m: u32) -> String {
+    match m {
+        1..=5 => (128u32 << m).to_string(),
+        _ => "?".into(),
+    }
+}
+
+fn link_layer(l: u32) -> &'static str {
+    match l {
+        1 => "IB",
+        2 => "Eth",
+        _ => "?",
+    }
+}
+
+fn atomic_cap(a: u32) -> &'static str {
+    match a {
+        0 => "NONE",
+        1 => "HCA",
+        2 => "GLOB",
+        _ => "?",
+    }
+}
+
+/// `name guid` per line, sorted by name.
+pub fn brief(devices: &[abi::DeviceInfo]) -> String {
+    let mut lines: Vec<String> = devices
+        .iter()
+        .map(|d| format!("{} {}\n", name(d), guid(d.node_guid)))
+        .collect();
+    lines.sort();
+    lines.concat()
+}
+
+/// A table of every field, sorted by name, headed by where it came from.
+pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
+    let mut sorted: Vec<&abi::DeviceInfo> = devices.iter().collect();
+    sorted.sort_by_key(|d| name(d));
+    let mut out = String::new();
+    let _ = writeln!(out, "{} device(s) from {source}", devices.len());
+    let _ = writeln!(
+        out,
+        "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>18}",
+        "DEVICE", "NODE GUID", "PORTS (state/mtu/link)", "RD_ATOM", "INIT_RD_ATOM", "ATOMIC", "MAX_MR_SIZE"
+    );
+    for d in sorted {
+        let n = (d.num_ports as usize).min(abi::MAX_PORTS);
+        let ports: Vec<String> = d.ports[..n]
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}:{}/{}/{}",
+                    p.port_num,
+                    port_state(p.state),
+                    mtu(p.active_mtu),
+                    link_layer(p.link_layer)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>#18x}",
+            name(d),
+            guid(d.node_guid),
+            ports.join(","),
+            d.max_qp_rd_atom,
+            d.max_qp_init_rd_atom,
+            atomic_cap(d.atomic_cap),
+            d.max_mr_size
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(n: &str, g: u64) -> abi::DeviceInfo {
+        let mut d = abi::DeviceInfo::default();
+        d.name[..n.len()].copy_from_slice(n.as_bytes());
+        d.node_guid = g;
+        d.num_ports = 1;
+        d.ports[0] = abi::PortInfo {
+            port_num: 1,
+            state: 4,
+            active_mtu: 3,
+            link_layer: 2,
+        };
+        d.max_qp_rd_atom = 128;
+        d.max_qp_init_rd_atom = 128;
+        d.atomic_cap = 1;
+        d
+    }
+
+    #[test]
+    fn guid_matches_ibv_devinfo_format() {
+        assert_eq!(guid(0x5054_00ff_fe12_3456), "5054:00ff:fe12:3456");
+        assert_eq!(guid(1), "0000:0000:0000:0001");
+    }
+
+    #[test]
+    fn brief_is_sorted_by_name() {
+        let out = brief(&[dev("rxe1", 2), dev("rxe0", 1)]);
+        assert_eq!(out, "rxe0 0000:0000:0000:0001\nrxe1 0000:0000:0000:0002\n");
+    }
+
+    #[test]
+    fn full_shows_ports_and_limits() {
+        let out = full("test", &[dev("rxe0", 1)]);
+        let line = out.lines().nth(2).unwrap();
+        assert!(line.starts_with("rxe0 "), "{line}");
+        assert!(line.contains("1:ACTIVE/1024/Eth"), "{line}");
+        assert!(line.contains(" 128 "), "{line}");
+        assert!(line.contains(" HCA "), "{line}");
+        assert!(out.starts_with("1 device(s) from test\n"));
+    }
+
+    #[test]
+    fn name_stops_at_nul_and_survives_a_full_buffer() {
+        let mut d = dev("x", 0);
+        assert_eq!(name(&d), "x");
+        d.name = [b'a'; abi::DEVICE_NAME_LEN];
+        assert_eq!(name(&d).len(), abi::DEVICE_NAME_LEN);
+    }
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ioctl ABI, checked against numbers computed by the C macros of
+//! `<sys/ioctl.h>` (`_IOR(0xb9, 0, 40-byte struct)` and so on) and against
+//! the C layout rules. The same `src/abi.rs` is compiled into the module; the
+//! guest test `abi_agreement` checks the module's compiled numbers against
+//! this tool's at run time.
+
+#[allow(dead_code)]
+#[path = "../../src/abi.rs"]
+mod abi;
+
+use std::mem::{align_of, offset_of, size_of};
+
+#[test]
+fn command_numbers_match_the_c_macros() {
+    // From a C program: printf("%#x", _IOR(0xb9, 0, struct { char b[40]; })) etc.
+    assert_eq!(abi::IOCTL_VERSION, 0x8028_b900);
+    assert_eq!(abi::IOCTL_LIST_DEVICES, 0xc018_b901);
+    assert_eq!(abi::ioc(abi::IOC_READ, 0xb9, 0, 4), 0x8004_b900);
+    assert_eq!(abi::ioc(abi::IOC_WRITE, 0xb9, 0, 40), 0x4028_b900);
+}
+
+#[test]
+fn command_fields_decode() {
+    for &cmd in abi::ALL_CMDS {
+        assert_eq!(abi::ioc_type(cmd), abi::IOC_MAGIC);
+    }
+    assert_eq!(abi::ioc_nr(abi::IOCTL_VERSION), 0);
+    assert_eq!(abi::ioc_nr(abi::IOCTL_LIST_DEVICES), 1);
+    assert!(abi::ALL_CMDS.len() <= abi::MAX_CMDS);
+}
+
+#[test]
+fn layouts_are_padding_free_and_64bit_clean() {
+    assert_eq!(size_of::<abi::Version>(), 40);
+    assert_eq!(offset_of!(abi::Version, cmds), 8);
+
+    assert_eq!(size_of::<abi::PortInfo>(), 16);
+
+    assert_eq!(size_of::<abi::DeviceInfo>(), 160);
+    assert_eq!(align_of::<abi::DeviceInfo>(), 8);
+    assert_eq!(offset_of!(abi::DeviceInfo, node_guid), 64);
+    assert_eq!(offset_of!(abi::DeviceInfo, max_mr_size), 72);
+    assert_eq!(offset_of!(abi::DeviceInfo, max_qp_rd_atom), 80);
+    assert_eq!(offset_of!(abi::DeviceInfo, max_qp_init_rd_atom), 84);
+    assert_eq!(offset_of!(abi::DeviceInfo, atomic_cap), 88);
+    assert_eq!(offset_of!(abi::DeviceInfo, num_ports), 92);
+    assert_eq!(offset_of!(abi::DeviceInfo, ports), 96);
+
+    assert_eq!(size_of::<abi::DeviceList>(), 24);
+    assert_eq!(offset_of!(abi::DeviceList, devices), 0);
+    assert_eq!(offset_of!(abi::DeviceList, capacity), 8);
+    assert_eq!(offset_of!(abi::DeviceList, count), 12);
+    assert_eq!(offset_of!(abi::DeviceList, reserved), 16);
+}
