@@ -91,11 +91,8 @@ impl Session {
         let devices = self.registry.devices()?;
         let n = devices.len().min(req.capacity as usize);
         if n > 0 {
-            let mut out = UserSlice::new(
-                req.devices as usize,
-                n * size_of::<abi::DeviceInfo>(),
-            )
-            .writer();
+            let mut out =
+                UserSlice::new(req.devices as usize, n * size_of::<abi::DeviceInfo>()).writer();
             for dev in &devices[..n] {
                 out.write(dev.info())?;
             }

@@ -15,13 +15,7 @@ use core::{
     ptr,
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{
-    error::to_result,
-    ffi::c_int,
-    prelude::*,
-    str::CStr,
-    types::Opaque,
-};
+use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::Opaque};
 
 /// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
 pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
@@ -219,7 +213,9 @@ impl<T: Client> ClientRegistration<T> {
         // SAFETY: `inner.client` is valid for writes and not yet shared.
         unsafe { inner.client.get().write(client) };
 
-        let me = ptr::from_ref::<ClientInner<T>>(&inner).cast_mut().cast::<c_void>();
+        let me = ptr::from_ref::<ClientInner<T>>(&inner)
+            .cast_mut()
+            .cast::<c_void>();
         REGISTERED
             .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;

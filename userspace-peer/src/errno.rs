@@ -172,7 +172,10 @@ impl ReadOnlyPage {
         }
         let page = Self(p, len);
         // SAFETY: the mapping is writable, page-aligned and large enough.
-        unsafe { p.cast::<abi::DeviceList>().write(abi::DeviceList::default()) };
+        unsafe {
+            p.cast::<abi::DeviceList>()
+                .write(abi::DeviceList::default())
+        };
         // SAFETY: `p` is the mapping made above.
         if unsafe { libc::mprotect(p, len, libc::PROT_READ) } != 0 {
             bail!("mprotect: {}", std::io::Error::last_os_error());

@@ -75,10 +75,7 @@ fn run(cli: Cli) -> Result<()> {
             if !mismatches.is_empty() {
                 bail!("the module and this tool disagree on the ioctl ABI");
             }
-            println!(
-                "ABI version {}: {} commands agree",
-                v.abi_version, v.n_cmds
-            );
+            println!("ABI version {}: {} commands agree", v.abi_version, v.n_cmds);
             Ok(())
         }
         Cmd::ErrnoCheck => {

@@ -8,7 +8,11 @@ use std::fmt::Write;
 
 /// The name in a NUL-terminated buffer.
 pub fn name(info: &abi::DeviceInfo) -> String {
-    let len = info.name.iter().position(|&c| c == 0).unwrap_or(info.name.len());
+    let len = info
+        .name
+        .iter()
+        .position(|&c| c == 0)
+        .unwrap_or(info.name.len());
     String::from_utf8_lossy(&info.name[..len]).into_owned()
 }
 
@@ -78,7 +82,13 @@ pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
     let _ = writeln!(
         out,
         "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>18}",
-        "DEVICE", "NODE GUID", "PORTS (state/mtu/link)", "RD_ATOM", "INIT_RD_ATOM", "ATOMIC", "MAX_MR_SIZE"
+        "DEVICE",
+        "NODE GUID",
+        "PORTS (state/mtu/link)",
+        "RD_ATOM",
+        "INIT_RD_ATOM",
+        "ATOMIC",
+        "MAX_MR_SIZE"
     );
     for d in sorted {
         let n = (d.num_ports as usize).min(abi::MAX_PORTS);

@@ -82,7 +82,10 @@ fn query(ctx: *mut ibv_context, info: &mut abi::DeviceInfo) -> Result<()> {
         // writable.
         let ret = unsafe { ibv_query_port(ctx, port, pattr.as_mut_ptr() as *mut _) };
         if ret != 0 {
-            bail!("ibv_query_port({port}): {}", io::Error::from_raw_os_error(ret));
+            bail!(
+                "ibv_query_port({port}): {}",
+                io::Error::from_raw_os_error(ret)
+            );
         }
         // SAFETY: filled by `ibv_query_port`.
         let pattr = unsafe { pattr.assume_init() };

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the QEMU guest (see scripts/qemu-test.sh). The root filesystem is
+# the host's, read-only over 9p; this mounts the kernel filesystems and a
+# tmpfs, mounts the host's result directory, brings up the NIC and soft-RoCE,
+# runs scripts/guest-tests.sh (or the demo), and reboots, which ends QEMU.
+#
+# From the kernel command line: KRUST_ROOT, KRUST_MODE (test|demo),
+# KRUST_TESTS (comma-separated names, empty for all).
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LANG=C
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /tmp/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 krust_out /tmp/out
+export KRUST_OUT=/tmp/out
+
+finish() {
+	{ echo "=== end"; dmesg; } >>"$KRUST_OUT/dmesg.txt" 2>&1
+	sync
+	echo b >/proc/sysrq-trigger
+	sleep 10
+}
+
+ip link set lo up
+# The NIC is whatever virtio-net device the guest has; its name varies.
+nic=
+for d in /sys/class/net/*; do
+	[ -e "$d/device" ] && nic=$(basename "$d") && break
+done
+if [ -z "$nic" ]; then
+	echo "guest-init: no NIC found" >&2
+	finish
+fi
+# TEST-NET-1: the QEMU NIC is on a hub with no other port, so nothing this
+# address sends leaves the guest.
+ip addr add 192.0.2.1/24 dev "$nic"
+ip link set "$nic" up
+export KRUST_NIC=$nic KRUST_IP=192.0.2.1
+
+cd "$KRUST_ROOT" || finish
+bash "$KRUST_ROOT/scripts/guest-tests.sh" --mode "${KRUST_MODE:-test}" --tests "${KRUST_TESTS:-}"
+finish

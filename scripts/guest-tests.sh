@@ -1,0 +1,301 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest test suite. Runs inside the QEMU guest as root (scripts/
+# guest-init.sh starts it); each test_* function is one test. A test fails if
+# its function fails or if the kernel logged a splat (WARNING, BUG, Oops,
+# KASAN, lockdep, ...) while it ran.
+#
+#   guest-tests.sh --list
+#   guest-tests.sh --mode test|demo [--tests a,b,c]
+#
+# Results go to $KRUST_OUT: results (PASS/FAIL lines), summary ("P F"),
+# dmesg.txt (the whole kernel log, test by test).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KO=$ROOT/rdma_krust.ko
+TOOL=$ROOT/userspace-peer/target/release/rdma-krust
+OUT=${KRUST_OUT:-/tmp}
+NIC=${KRUST_NIC:-}
+
+ALL_TESTS=(
+	load_unload
+	abi_agreement
+	devices_match_verbs
+	device_attrs_match_verbs
+	errno_table
+	node_root_only
+	rmmod_refused_while_open
+	hotplug_second_device
+	remove_device_under_open_fd
+)
+
+SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
+
+# --- helpers -----------------------------------------------------------------
+
+fail() {
+	echo "  $*"
+	return 1
+}
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+
+loaded() { grep -q '^rdma_krust ' /proc/modules; }
+
+ensure_loaded() {
+	loaded || insmod "$KO" || fail "insmod failed"
+	[ -c /dev/rdma_krust ] || fail "/dev/rdma_krust missing after insmod"
+}
+
+ensure_unloaded() {
+	if loaded; then rmmod rdma_krust || fail "rmmod failed"; fi
+}
+
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds.
+wait_for() {
+	local t=$(($1 * 10))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		t=$((t - 1))
+		[ $t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+port_active() { rdma link show "$1/1" | grep -q 'state ACTIVE'; }
+
+# rxe_add NAME NETDEV: create a soft-RoCE device and wait for its port.
+rxe_add() {
+	rdma link add "$1" type rxe netdev "$2" || fail "rdma link add $1 failed"
+	wait_for 20 port_active "$1" || fail "$1 port never became ACTIVE"
+}
+
+listed() { "$TOOL" devices --brief | grep -q "^$1 "; }
+not_listed() { ! listed "$1"; }
+verbs_listed() { "$TOOL" devices --verbs --brief | grep -q "^$1 "; }
+verbs_not_listed() { ! verbs_listed "$1"; }
+
+# Kernel log lines of the module since the current test started.
+klog() { dmesg | grep 'rdma_krust: '; }
+
+# --- tests -------------------------------------------------------------------
+
+# Load and unload three times; each load sees rxe0, each unload forgets it.
+test_load_unload() {
+	ensure_unloaded
+	local i
+	for i in 1 2 3; do
+		insmod "$KO" || fail "insmod $i failed"
+		[ -c /dev/rdma_krust ] || fail "no /dev/rdma_krust after insmod $i"
+		listed rxe0 || fail "rxe0 not listed after load $i"
+		rmmod rdma_krust || fail "rmmod $i failed"
+		[ ! -e /dev/rdma_krust ] || fail "/dev/rdma_krust left after rmmod $i"
+		! loaded || fail "module still loaded after rmmod $i"
+	done
+	expect_eq "$(klog | grep -c 'loaded, ABI version')" 3 "load messages"
+	expect_eq "$(klog | grep -c 'add rxe0:')" 3 "ib_client add calls for rxe0"
+	expect_eq "$(klog | grep -c 'remove rxe0')" 3 "ib_client remove calls for rxe0"
+	expect_eq "$(klog | grep -c 'unloading')" 3 "unload messages"
+}
+
+# The module's compiled command numbers (which encode sizes) equal the tool's.
+test_abi_agreement() {
+	ensure_loaded
+	local out
+	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
+	expect_eq "$out" "ABI version 1: 2 commands agree" "abi output"
+}
+
+# Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.
+test_devices_match_verbs() {
+	ensure_loaded
+	local ours verbs ibv
+	ours=$("$TOOL" devices --brief) || fail "devices failed"
+	verbs=$("$TOOL" devices --verbs --brief) || fail "devices --verbs failed"
+	[ -n "$ours" ] || fail "the module lists no device"
+	expect_eq "$ours" "$verbs" "ioctl list vs libibverbs list"
+	ibv=$(ibv_devices | awk 'NR > 2 { print $1, $2 }' | sort)
+	expect_eq "$(tr -d : <<<"$ours")" "$ibv" "ioctl list vs ibv_devices"
+}
+
+# Every attribute: ioctl view == libibverbs view, and the limits equal what
+# ibv_devinfo -v prints.
+test_device_attrs_match_verbs() {
+	ensure_loaded
+	local ours verbs line
+	ours=$("$TOOL" devices | tail -n +2)
+	verbs=$("$TOOL" devices --verbs | tail -n +2)
+	expect_eq "$ours" "$verbs" "full table, ioctl vs libibverbs"
+	line=$(grep '^rxe0 ' <<<"$ours") || fail "rxe0 missing: $ours"
+	local info rd init cap mr
+	info=$(ibv_devinfo -v -d rxe0)
+	rd=$(awk '/max_qp_rd_atom:/ { print $2 }' <<<"$info")
+	init=$(awk '/max_qp_init_rd_atom:/ { print $2 }' <<<"$info")
+	cap=$(awk '/atomic_cap:/ { print $2 }' <<<"$info")
+	mr=$(awk '/max_mr_size:/ { print $2 }' <<<"$info")
+	set -- $line
+	expect_eq "$4" "$rd" "max_qp_rd_atom"
+	expect_eq "$5" "$init" "max_qp_init_rd_atom"
+	expect_eq "ATOMIC_$6" "$cap" "atomic_cap"
+	expect_eq "$7" "$mr" "max_mr_size"
+	[[ "$3" == 1:ACTIVE/*/Eth ]] || fail "port 1 of rxe0: $3"
+}
+
+# Every invalid input of the ABI table gets its errno.
+test_errno_table() {
+	ensure_loaded
+	local out
+	out=$("$TOOL" errno-check)
+	local rc=$?
+	echo "$out" | sed 's/^/  /'
+	[ $rc = 0 ] || fail "errno-check failed"
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 14 "cases passed"
+}
+
+# The node is root-only: mode 0600, and another user gets EACCES.
+test_node_root_only() {
+	ensure_loaded
+	expect_eq "$(stat -c '%a %U %G %F' /dev/rdma_krust)" "600 root root character special file" "node"
+	local err
+	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$TOOL" devices 2>&1) &&
+		fail "an unprivileged user could use the device"
+	[[ "$err" == *"Permission denied (os error 13)"* ]] || fail "unexpected error: $err"
+}
+
+# An open file pins the module: rmmod fails until it is closed.
+test_rmmod_refused_while_open() {
+	ensure_loaded
+	exec 3</dev/rdma_krust
+	if rmmod rdma_krust 2>/dev/null; then
+		exec 3<&-
+		fail "rmmod succeeded with a file open"
+	fi
+	loaded || fail "module gone"
+	exec 3<&-
+	rmmod rdma_krust || fail "rmmod failed after close"
+	ensure_loaded
+}
+
+# A second rxe device shows up in the list when added and leaves when deleted.
+test_hotplug_second_device() {
+	ensure_loaded
+	ip link add kv0 type veth peer name kv1 || fail "veth"
+	ip link set kv0 up && ip link set kv1 up
+	rxe_add rxe1 kv0
+	wait_for 10 listed rxe1 || fail "rxe1 not listed after rdma link add"
+	expect_eq "$("$TOOL" devices --brief | grep '^rxe1 ')" \
+		"$("$TOOL" devices --verbs --brief | grep '^rxe1 ')" "rxe1, ioctl vs libibverbs"
+	listed rxe0 || fail "rxe0 lost"
+	rdma link delete rxe1 || fail "rdma link delete rxe1"
+	wait_for 10 not_listed rxe1 || fail "rxe1 still listed after delete"
+	verbs_not_listed rxe1 || fail "rxe1 still in libibverbs"
+	listed rxe0 || fail "rxe0 lost"
+	ip link del kv0
+	expect_eq "$(klog | grep -c 'add rxe1:')" 1 "add rxe1 messages"
+	expect_eq "$(klog | grep -c 'remove rxe1')" 1 "remove rxe1 messages"
+}
+
+# A device leaves while a file is open; the file keeps working.
+test_remove_device_under_open_fd() {
+	ensure_loaded
+	ip link add kv2 type veth peer name kv3 || fail "veth"
+	ip link set kv2 up && ip link set kv3 up
+	rxe_add rxe2 kv2
+	wait_for 10 listed rxe2 || fail "rxe2 not listed"
+	exec 3</dev/rdma_krust
+	rdma link delete rxe2 || fail "rdma link delete rxe2"
+	ip link del kv2
+	wait_for 10 not_listed rxe2 || fail "rxe2 still listed"
+	exec 3<&-
+	listed rxe0 || fail "rxe0 lost"
+}
+
+# --- runner ------------------------------------------------------------------
+
+mode=test
+only=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--list)
+		printf '%s\n' "${ALL_TESTS[@]}"
+		exit 0
+		;;
+	--mode) mode=$2; shift ;;
+	--tests) only=$2; shift ;;
+	*) echo "guest-tests: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+[ -x "$TOOL" ] || { echo "guest-tests: $TOOL missing" >&2; exit 1; }
+[ -n "$NIC" ] || { echo "guest-tests: no NIC" >&2; exit 1; }
+
+echo "guest: kernel $(uname -r), NIC $NIC, $(nproc) CPUs"
+if ! rxe_add rxe0 "$NIC"; then
+	echo "guest: soft-RoCE setup failed" >&2
+	exit 1
+fi
+
+if [ "$mode" = demo ]; then
+	ensure_loaded || exit 1
+	echo
+	"$TOOL" devices
+	echo
+	"$TOOL" devices --verbs
+	echo
+	rmmod rdma_krust
+	touch "$OUT/done"
+	exit 0
+fi
+
+tests=("${ALL_TESTS[@]}")
+[ -n "$only" ] && IFS=, read -r -a tests <<<"$only"
+
+passed=0
+failed=0
+: >"$OUT/results"
+dmesg -c >"$OUT/dmesg.txt"
+
+record() { # NAME VERDICT [DETAIL]
+	echo "$2 $1" >>"$OUT/results"
+	if [ "$2" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	echo "guest: $2 $1"
+}
+
+run_test() {
+	local name=$1 out rc splat start
+	echo "guest: RUN  $name"
+	start=$(date +%s%N)
+	out=$( (set -e; "test_$name") 2>&1)
+	rc=$?
+	local log
+	log=$(dmesg -c)
+	{ echo "=== $name"; echo "$log"; } >>"$OUT/dmesg.txt"
+	splat=$(grep -E "$SPLAT_RE" <<<"$log" | head -5)
+	[ -n "$out" ] && echo "$out"
+	if [ -n "$splat" ]; then
+		echo "  kernel splat during $name:"
+		echo "$splat" | sed 's/^/    /'
+		rc=1
+	fi
+	echo "guest:      $name took $((($(date +%s%N) - start) / 1000000)) ms"
+	if [ $rc = 0 ]; then record "$name" PASS; else record "$name" FAIL; fi
+}
+
+for t in "${tests[@]}"; do
+	run_test "$t"
+done
+
+# The module must always unload cleanly at the end.
+test_final_unload() {
+	ensure_unloaded
+}
+run_test final_unload
+
+echo "$passed $failed" >"$OUT/summary"
+echo "guest: $passed passed, $failed failed"

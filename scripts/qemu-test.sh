@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the cached rdma-krust kernel in QEMU with the host's root filesystem
+# (read-only, over virtio-9p), bring up soft-RoCE on the guest's NIC, load
+# rdma_krust.ko and run the guest test suite (scripts/guest-tests.sh).
+#
+#   scripts/qemu-test.sh                 all guest tests
+#   scripts/qemu-test.sh NAME [NAME...]  only these tests (see --list)
+#   scripts/qemu-test.sh --list          list the tests
+#   scripts/qemu-test.sh --demo          print the device table from both views
+#   scripts/qemu-test.sh --kvm ...       use KVM instead of TCG
+#
+# It installs (scripts/setup.sh) and builds (kernel, module, userspace tool)
+# whatever is missing first, so it works on a fresh Debian 12 machine.
+#
+# The run fails on any failed test and on any WARNING, BUG, Oops, KASAN or
+# lockdep report in the guest's dmesg. The last line is "N passed, N failed".
+# The guest console and dmesg are kept in a log directory, printed on failure.
+#
+# Environment: KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
+# KRUST_MEM, KRUST_FLAVOR (main or debug).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$HOME/.cargo/bin:$PATH"
+
+mode=test
+accel=tcg
+tests=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--demo) mode=demo ;;
+	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
+	--kvm) accel=kvm ;;
+	-h | --help)
+		sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	-*)
+		echo "qemu-test: unknown option $1" >&2
+		exit 2
+		;;
+	*) tests+=("$1") ;;
+	esac
+	shift
+done
+
+if [ ${#tests[@]} -gt 0 ]; then
+	known=$(bash "$ROOT/scripts/guest-tests.sh" --list)
+	for t in "${tests[@]}"; do
+		grep -qx "$t" <<<"$known" || { echo "qemu-test: no test named '$t' (see --list)" >&2; exit 2; }
+	done
+fi
+
+# --- install and build what is missing ----------------------------------------
+bash "$ROOT/scripts/setup.sh"
+KDIR=$(KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh" --print-kdir)
+KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh"
+make -s -C "$ROOT" KDIR="$KDIR" modules >/dev/null
+(cd "$ROOT/userspace-peer" && cargo build --release --quiet)
+
+BZIMAGE="$KDIR/arch/x86/boot/bzImage"
+[ -f "$BZIMAGE" ] || { echo "qemu-test: no $BZIMAGE" >&2; exit 1; }
+
+# --- boot --------------------------------------------------------------------
+LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-run.XXXXXX)}
+mkdir -p "$LOGDIR/out"
+CONSOLE="$LOGDIR/console.log"
+
+accel_opts=(-accel tcg -cpu max)
+[ "$accel" = kvm ] && accel_opts=(-accel kvm -cpu host)
+
+# Kernel parameters with '=' that the kernel does not know become init's
+# environment: that is how the guest learns what to run.
+append="console=ttyS0 loglevel=4 panic=-1"
+append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
+append+=" init=$ROOT/scripts/guest-init.sh"
+append+=" KRUST_ROOT=$ROOT KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
+
+echo "qemu-test: booting $(basename "$KDIR") under ${accel^^}; log: $LOGDIR"
+start=$(date +%s)
+set +e
+timeout --foreground -k 10 "${KRUST_TIMEOUT:-1200}" \
+	qemu-system-x86_64 "${accel_opts[@]}" \
+	-smp "${KRUST_SMP:-2}" -m "${KRUST_MEM:-2G}" \
+	-kernel "$BZIMAGE" -append "$append" \
+	-display none -monitor none -serial stdio -no-reboot \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+	-fsdev local,id=out,path="$LOGDIR/out",security_model=none \
+	-device virtio-9p-pci,fsdev=out,mount_tag=krust_out \
+	-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0 \
+	</dev/null 2>&1 | tee "$CONSOLE"
+qemu_rc=${PIPESTATUS[0]}
+set -e
+echo "qemu-test: guest ran $(($(date +%s) - start)) s (qemu exit $qemu_rc)"
+
+# --- verdict -----------------------------------------------------------------
+if [ "$mode" = demo ]; then
+	[ -f "$LOGDIR/out/done" ] && exit 0
+	echo "qemu-test: the demo did not finish; see $LOGDIR" >&2
+	exit 1
+fi
+
+summary="$LOGDIR/out/summary"
+if [ ! -f "$summary" ]; then
+	[ "$qemu_rc" = 124 ] && echo "qemu-test: guest timed out" >&2
+	echo "qemu-test: the guest wrote no results; console: $CONSOLE" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+read -r passed failed <"$summary"
+if [ "$failed" != 0 ]; then
+	echo "qemu-test: failures:" >&2
+	grep '^FAIL' "$LOGDIR/out/results" >&2 || true
+	echo "qemu-test: console: $CONSOLE, guest dmesg: $LOGDIR/out/dmesg.txt" >&2
+fi
+echo "guest: $passed passed, $failed failed"
+[ "$failed" = 0 ]

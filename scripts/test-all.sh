@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test of rdma-krust, from a fresh Debian 12 machine:
+#   1. scripts/setup.sh installs what is missing (apt, rust-src, bindgen);
+#   2. formatting: rustfmt over the module crate and the userspace crate;
+#   3. cargo test of userspace-peer (ABI layout, argument parsing, printing);
+#   4. scripts/qemu-test.sh: kernel (cached), module, guest suite over rxe.
+# The last line is "total: N passed, N failed".
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$HOME/.cargo/bin:$PATH"
+cd "$ROOT"
+
+bash scripts/setup.sh || { echo "test-all: setup failed"; echo "total: 0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+count() { # VERDICT NAME
+	if [ "$1" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	echo "test-all: $1 $2"
+}
+
+# Formatting, as the kernel's `make rustfmtcheck` would.
+if rustfmt --check rdma_krust.rs &&
+	(cd userspace-peer && cargo fmt --check); then
+	count PASS rustfmt
+else
+	count FAIL rustfmt
+fi
+
+# Userspace unit tests.
+cargo_log=$(mktemp)
+(cd userspace-peer && cargo test --release 2>&1) | tee "$cargo_log"
+cargo_rc=${PIPESTATUS[0]}
+cp=$(grep -Eo '[0-9]+ passed' "$cargo_log" | awk '{ s += $1 } END { print s + 0 }')
+cf=$(grep -Eo '[0-9]+ failed' "$cargo_log" | awk '{ s += $1 } END { print s + 0 }')
+[ "$cargo_rc" = 0 ] || [ "$cf" != 0 ] || cf=1 # a build failure counts
+passed=$((passed + cp))
+failed=$((failed + cf))
+rm -f "$cargo_log"
+echo "test-all: cargo test: $cp passed, $cf failed"
+
+# The guest suite.
+guest_log=$(mktemp)
+scripts/qemu-test.sh "$@" 2>&1 | tee "$guest_log"
+line=$(grep -E '^guest: [0-9]+ passed, [0-9]+ failed$' "$guest_log" | tail -1)
+if [ -n "$line" ]; then
+	gp=$(sed -E 's/^guest: ([0-9]+) passed.*/\1/' <<<"$line")
+	gf=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+else
+	gp=0
+	gf=1
+fi
+rm -f "$guest_log"
+passed=$((passed + gp))
+failed=$((failed + gf))
+
+echo "total: $passed passed, $failed failed"
+[ "$failed" = 0 ]
