@@ -4,8 +4,10 @@
 # Every test of rdma-krust, from a fresh Debian 12 machine:
 #   1. scripts/setup.sh installs what is missing (apt, rust-src, bindgen);
 #   2. formatting: rustfmt over the module crate and the userspace crate;
-#   3. cargo test of userspace-peer (ABI layout, argument parsing, printing);
-#   4. scripts/qemu-test.sh: kernel (cached), module, guest suite over rxe.
+#   3. the kernel build (cached), then clippy over the module (its build) and
+#      the tool;
+#   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
+#   5. scripts/qemu-test.sh: module, tool, guest suite over rxe.
 # The last line is "total: N passed, N failed".
 set -uo pipefail
 
@@ -28,6 +30,25 @@ if rustfmt --check rdma_krust.rs &&
 	count PASS rustfmt
 else
 	count FAIL rustfmt
+fi
+
+# Lints: the module under the kernel's clippy setup (make CLIPPY=1, which is
+# also its build), and the tool under clippy with warnings as errors.
+kdir=$(scripts/build-kernel.sh --print-kdir)
+scripts/build-kernel.sh || { echo "test-all: kernel build failed"; echo "total: $passed passed, $((failed + 1)) failed"; exit 1; }
+clippy_log=$(mktemp)
+touch rdma_krust.rs # make the crate rebuild under clippy
+if make -s KDIR="$kdir" CLIPPY=1 modules >"$clippy_log" 2>&1 && ! grep -qE '^(warning|error)' "$clippy_log"; then
+	count PASS module_clippy
+else
+	cat "$clippy_log"
+	count FAIL module_clippy
+fi
+rm -f "$clippy_log"
+if (cd userspace-peer && cargo clippy --release --all-targets --quiet -- -D warnings); then
+	count PASS tool_clippy
+else
+	count FAIL tool_clippy
 fi
 
 # Userspace unit tests.

@@ -88,7 +88,7 @@ impl Device {
         // a copy taken in `add` is consistent.
         let src = unsafe { &(*self.as_raw()).name };
         for (o, c) in out.iter_mut().zip(src.iter()) {
-            *o = *c as u8;
+            *o = *c;
         }
         out[NAME_LEN - 1] = 0;
         out
@@ -110,7 +110,7 @@ impl Device {
             max_mr_size: a.max_mr_size,
             max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
             max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
-            atomic_cap: a.atomic_cap as u32,
+            atomic_cap: a.atomic_cap,
         }
     }
 
@@ -141,8 +141,8 @@ impl Device {
         // SAFETY: as above; `port` is a valid port of the device.
         let link_layer = unsafe { bindings::rdma_port_get_link_layer(self.as_raw(), port) };
         Ok(PortAttrs {
-            state: attr.state as u32,
-            active_mtu: attr.active_mtu as u32,
+            state: attr.state,
+            active_mtu: attr.active_mtu,
             link_layer: link_layer as u32,
         })
     }
@@ -255,6 +255,12 @@ unsafe fn registered_ctx<'a, T: Client>() -> &'a T {
     unsafe { &(*inner).ctx }
 }
 
+/// `ib_client::add` of a [`ClientRegistration<T>`].
+///
+/// # Safety
+///
+/// Called by ib_core only, for the registered client, with a registered
+/// device.
 unsafe extern "C" fn add_callback<T: Client>(dev: *mut bindings::ib_device) -> c_int {
     // SAFETY: called by ib_core for the registered client (only
     // `ClientRegistration<T>` installs this callback).
@@ -267,6 +273,12 @@ unsafe extern "C" fn add_callback<T: Client>(dev: *mut bindings::ib_device) -> c
     }
 }
 
+/// `ib_client::remove` of a [`ClientRegistration<T>`].
+///
+/// # Safety
+///
+/// Called by ib_core only, for the registered client, with a device for which
+/// `add` succeeded.
 unsafe extern "C" fn remove_callback<T: Client>(dev: *mut bindings::ib_device, _data: *mut c_void) {
     // SAFETY: as in `add_callback`.
     let ctx = unsafe { registered_ctx::<T>() };

@@ -129,6 +129,12 @@ impl<T: MiscDevice> Drop for MiscRegistration<T> {
     }
 }
 
+/// `file_operations::open` of a [`MiscRegistration<T>`].
+///
+/// # Safety
+///
+/// Called by `misc_open()` only, with `file->private_data` set to the
+/// registration's `miscdevice`.
 unsafe extern "C" fn open_callback<T: MiscDevice>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
@@ -149,6 +155,11 @@ unsafe extern "C" fn open_callback<T: MiscDevice>(
     }
 }
 
+/// `file_operations::release` of a [`MiscRegistration<T>`].
+///
+/// # Safety
+///
+/// Called by the VFS only, once, for a file that `open_callback` opened.
 unsafe extern "C" fn release_callback<T: MiscDevice>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
@@ -160,6 +171,12 @@ unsafe extern "C" fn release_callback<T: MiscDevice>(
     0
 }
 
+/// `file_operations::unlocked_ioctl` of a [`MiscRegistration<T>`].
+///
+/// # Safety
+///
+/// Called by the VFS only, for a file that `open_callback` opened and that
+/// is not yet released.
 unsafe extern "C" fn ioctl_callback<T: MiscDevice>(
     file: *mut bindings::file,
     cmd: c_uint,
@@ -168,7 +185,7 @@ unsafe extern "C" fn ioctl_callback<T: MiscDevice>(
     // SAFETY: `private_data` holds the `T::Ptr` of a successful open, and
     // `release` cannot run while this file operation is in progress.
     let state = unsafe { T::Ptr::borrow((*file).private_data.cast_const()) };
-    match T::ioctl(state, cmd, arg as usize) {
+    match T::ioctl(state, cmd, arg) {
         Ok(ret) => ret as c_long,
         Err(e) => e.to_errno() as c_long,
     }

@@ -74,7 +74,7 @@ fn query(ctx: *mut ibv_context, info: &mut abi::DeviceInfo) -> Result<()> {
     info.max_mr_size = attr.max_mr_size;
     info.max_qp_rd_atom = attr.max_qp_rd_atom.max(0) as u32;
     info.max_qp_init_rd_atom = attr.max_qp_init_rd_atom.max(0) as u32;
-    info.atomic_cap = attr.atomic_cap as u32;
+    info.atomic_cap = attr.atomic_cap;
     info.num_ports = attr.phys_port_cnt as u32;
     for (slot, port) in info.ports.iter_mut().zip(1..=attr.phys_port_cnt) {
         let mut pattr = MaybeUninit::<ibv_port_attr>::zeroed();
@@ -90,8 +90,8 @@ fn query(ctx: *mut ibv_context, info: &mut abi::DeviceInfo) -> Result<()> {
         // SAFETY: filled by `ibv_query_port`.
         let pattr = unsafe { pattr.assume_init() };
         slot.port_num = port as u32;
-        slot.state = pattr.state as u32;
-        slot.active_mtu = pattr.active_mtu as u32;
+        slot.state = pattr.state;
+        slot.active_mtu = pattr.active_mtu;
         slot.link_layer = pattr.link_layer as u32;
     }
     Ok(())
