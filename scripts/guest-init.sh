@@ -6,8 +6,9 @@
 # tmpfs, mounts the host's result directory, brings up the NIC and soft-RoCE,
 # runs scripts/guest-tests.sh (or the demo), and reboots, which ends QEMU.
 #
-# From the kernel command line: KRUST_ROOT, KRUST_MODE (test|demo),
-# KRUST_TESTS (comma-separated names, empty for all).
+# From the kernel command line: KRUST_MODE (test|demo), KRUST_TESTS
+# (comma-separated names, empty for all). The repository is the 9p share
+# krust_src, mounted at /run/krust-src.
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C
@@ -17,9 +18,10 @@ mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs tmpfs /run
-mkdir -p /tmp/out
+mkdir -p /tmp/out /run/krust-src
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 krust_out /tmp/out
-export KRUST_OUT=/tmp/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro krust_src /run/krust-src
+export KRUST_OUT=/tmp/out KRUST_ROOT=/run/krust-src
 
 finish() {
 	{ echo "=== end"; dmesg; } >>"$KRUST_OUT/dmesg.txt" 2>&1

@@ -72,11 +72,13 @@ accel_opts=(-accel tcg -cpu max)
 [ "$accel" = kvm ] && accel_opts=(-accel kvm -cpu host)
 
 # Kernel parameters with '=' that the kernel does not know become init's
-# environment: that is how the guest learns what to run.
+# environment: that is how the guest learns what to run. The repository is
+# also shared on its own (krust_src): the guest mounts a tmpfs on /tmp, which
+# would hide a checkout that lives under the host's /tmp.
 append="console=ttyS0 loglevel=4 panic=-1"
 append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$ROOT/scripts/guest-init.sh"
-append+=" KRUST_ROOT=$ROOT KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
+append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
 
 echo "qemu-test: booting $(basename "$KDIR") under ${accel^^}; log: $LOGDIR"
 start=$(date +%s)
@@ -88,6 +90,8 @@ timeout --foreground -k 10 "${KRUST_TIMEOUT:-1200}" \
 	-display none -monitor none -serial stdio -no-reboot \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
+	-fsdev local,id=src,path="$ROOT",security_model=none,readonly=on \
+	-device virtio-9p-pci,fsdev=src,mount_tag=krust_src \
 	-fsdev local,id=out,path="$LOGDIR/out",security_model=none \
 	-device virtio-9p-pci,fsdev=out,mount_tag=krust_out \
 	-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0 \
