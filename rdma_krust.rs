@@ -18,6 +18,8 @@ use kernel::{c_str, prelude::*};
 mod abi;
 #[path = "src/chardev.rs"]
 mod chardev;
+#[path = "src/conn.rs"]
+mod conn;
 #[path = "src/kapi/mod.rs"]
 mod kapi;
 #[path = "src/registry.rs"]

@@ -52,6 +52,9 @@ if [ -f "$KDIR/.krust-built" ]; then
 fi
 
 [ -f "$SRC_TAR" ] || { echo "build-kernel: $SRC_TAR missing: run scripts/setup.sh" >&2; exit 1; }
+for tool in rustc bindgen clang ld.lld flex bison; do
+	command -v "$tool" >/dev/null || { echo "build-kernel: $tool missing: run scripts/setup.sh" >&2; exit 1; }
+done
 
 echo "build-kernel: building $KDIR"
 start=$(date +%s)

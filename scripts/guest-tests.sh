@@ -18,6 +18,7 @@ KO=$ROOT/rdma_krust.ko
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
 OUT=${KRUST_OUT:-/tmp}
 NIC=${KRUST_NIC:-}
+IP=${KRUST_IP:-192.0.2.1}
 
 ALL_TESTS=(
 	load_unload
@@ -29,6 +30,8 @@ ALL_TESTS=(
 	rmmod_refused_while_open
 	hotplug_second_device
 	remove_device_under_open_fd
+	kernel_to_kernel_sendrecv
+	ird_ord_negotiated
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -108,7 +111,7 @@ test_abi_agreement() {
 	ensure_loaded
 	local out
 	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
-	expect_eq "$out" "ABI version 1: 2 commands agree" "abi output"
+	expect_eq "$out" "ABI version 2: 16 commands agree" "abi output"
 }
 
 # Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.
@@ -213,6 +216,68 @@ test_remove_device_under_open_fd() {
 	wait_for 10 not_listed rxe2 || fail "rxe2 still listed"
 	exec 3<&-
 	listed rxe0 || fail "rxe0 lost"
+}
+
+# start_echo PORT COUNT [ARGS...]: a kernel-side echo listener in the
+# background; waits until it listens. Its output goes to /tmp/echo.$PORT.
+start_echo() {
+	local port=$1 count=$2
+	shift 2
+	"$TOOL" kernel-echo --listen "$IP:$port" --count "$count" "$@" >"/tmp/echo.$port" 2>&1 &
+	ECHO_PID=$!
+	wait_for 10 grep -q '^listening' "/tmp/echo.$port" || fail "listener on $port: $(cat "/tmp/echo.$port")"
+}
+
+# conn_field LINE KEY: the value of KEY in a "conn: k=v ..." line.
+conn_field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+
+# Kernel to kernel over rxe loopback, two fds of the module: messages from
+# 0 B to 1 MiB go out and come back, and the data is checked both ways.
+test_kernel_to_kernel_sendrecv() {
+	ensure_loaded
+	start_echo 7471 6
+	local out
+	out=$("$TOOL" kernel-ping --connect "$IP:7471" --sizes 1,4096,65536,1048576,12345,0 2>&1) ||
+		fail "kernel-ping failed: $out"
+	echo "$out" | sed 's/^/  /'
+	wait "$ECHO_PID" || fail "kernel-echo failed: $(cat /tmp/echo.7471)"
+	grep -q '^6 message(s) echoed and verified$' <<<"$out" || fail "not all verified"
+	grep -q '^echoed 6 message(s)$' /tmp/echo.7471 || fail "echo side: $(cat /tmp/echo.7471)"
+}
+
+# responder_resources / initiator_depth: what each side asked, what it got,
+# clamping to the device, and the passive side bounded by the request.
+test_ird_ord_negotiated() {
+	ensure_loaded
+	local c s
+	# Both within the device: the passive side serves what the active side
+	# will issue, and issues what the active side will serve.
+	start_echo 7472 1
+	c=$("$TOOL" kernel-ping --connect "$IP:7472" --resp 4 --init 2 --sizes 8 | grep '^conn:') ||
+		fail "connect failed"
+	wait "$ECHO_PID" || fail "echo failed"
+	s=$(grep '^conn:' /tmp/echo.7472)
+	echo "  active:  $c"
+	echo "  passive: $s"
+	expect_eq "$(conn_field "$c" asked_resp)/$(conn_field "$c" asked_init)" 4/2 "active asked"
+	expect_eq "$(conn_field "$c" resp)/$(conn_field "$c" init)" 4/2 "active got"
+	expect_eq "$(conn_field "$s" peer_resp)/$(conn_field "$s" peer_init)" 2/4 "passive saw"
+	expect_eq "$(conn_field "$s" resp)/$(conn_field "$s" init)" 2/4 "passive got"
+
+	# Asking more than the device has is clamped to it, never ignored; the
+	# passive side's caps bound what it offers.
+	local max
+	max=$(conn_field "$c" dev_rd_atom)
+	start_echo 7473 1 --resp 8 --init 16
+	c=$("$TOOL" kernel-ping --connect "$IP:7473" --resp 1000 --init 1000 --sizes 8 | grep '^conn:') ||
+		fail "connect failed"
+	wait "$ECHO_PID" || fail "echo failed"
+	s=$(grep '^conn:' /tmp/echo.7473)
+	echo "  active:  $c"
+	echo "  passive: $s"
+	expect_eq "$(conn_field "$c" asked_resp)" "$max" "active asked resp, clamped"
+	expect_eq "$(conn_field "$s" resp)/$(conn_field "$s" init)" 8/16 "passive got"
+	expect_eq "$(conn_field "$c" resp)/$(conn_field "$c" init)" 16/8 "active got"
 }
 
 # --- runner ------------------------------------------------------------------

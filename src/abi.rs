@@ -18,7 +18,7 @@
 //! See `Documentation/ioctl-abi.rst`.
 
 /// Version of this ABI. Bumped on any incompatible change.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -30,7 +30,7 @@ pub const DEVICE_NAME_LEN: usize = 64;
 pub const MAX_PORTS: usize = 4;
 
 /// Entries in [`Version::cmds`].
-pub const MAX_CMDS: usize = 8;
+pub const MAX_CMDS: usize = 32;
 
 const IOC_NRBITS: u32 = 8;
 const IOC_TYPEBITS: u32 = 8;
@@ -152,6 +152,295 @@ pub struct DeviceList {
 /// Largest [`DeviceList::capacity`] accepted (`EINVAL` above it).
 pub const MAX_LIST_CAPACITY: u32 = 256;
 
+/// `AF_INET`, for [`Addr::family`].
+pub const AF_INET: u16 = 2;
+/// `AF_INET6`, for [`Addr::family`].
+pub const AF_INET6: u16 = 10;
+
+/// An IPv4 or IPv6 address and port.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Addr {
+    /// [`AF_INET`] or [`AF_INET6`].
+    pub family: u16,
+    /// Port, host byte order.
+    pub port: u16,
+    /// Must be zero.
+    pub reserved: u32,
+    /// The address, network byte order; IPv4 uses the first 4 bytes.
+    pub addr: [u8; 16],
+}
+
+/// Connection states, in [`ConnInfo::state`].
+pub mod state {
+    /// Nothing yet.
+    pub const IDLE: u32 = 0;
+    /// `IOCTL_LISTEN` done, no connection yet.
+    pub const LISTENING: u32 = 1;
+    /// Resolving, connecting or accepting.
+    pub const CONNECTING: u32 = 2;
+    /// Connected: operations are allowed.
+    pub const CONNECTED: u32 = 3;
+    /// Disconnected, failed, or its device went away.
+    pub const CLOSED: u32 = 4;
+}
+
+/// A connection, as [`IOCTL_CONN_INFO`], [`IOCTL_CONNECT`] and
+/// [`IOCTL_ACCEPT`] report it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnInfo {
+    /// One of [`state`].
+    pub state: u32,
+    /// When closed: the errno that closed it (positive), else 0.
+    pub error: u32,
+    /// Negotiated: READ/atomic requests this side serves (the QP's
+    /// `max_dest_rd_atomic`).
+    pub responder_resources: u32,
+    /// Negotiated: READ/atomic requests this side may have outstanding (the
+    /// QP's `max_rd_atomic`).
+    pub initiator_depth: u32,
+    /// What this side asked for, after defaults and clamping to the device.
+    pub asked_responder_resources: u32,
+    /// What this side asked for, after defaults and clamping to the device.
+    pub asked_initiator_depth: u32,
+    /// Passive side: what the peer's request asked this side to serve
+    /// (`responder_resources`) and to issue (`initiator_depth`); else 0.
+    pub peer_responder_resources: u32,
+    /// See `peer_responder_resources`.
+    pub peer_initiator_depth: u32,
+    /// The device's `max_qp_rd_atom`.
+    pub dev_max_qp_rd_atom: u32,
+    /// The device's `max_qp_init_rd_atom`.
+    pub dev_max_qp_init_rd_atom: u32,
+    /// Send credits this side holds now (see `Documentation/flow-control.rst`).
+    pub credits: u32,
+    /// Receives this side keeps posted ([`RECV_DEPTH`]).
+    pub recv_depth: u32,
+    /// Name of the RDMA device, NUL-terminated.
+    pub device: [u8; DEVICE_NAME_LEN],
+}
+
+impl Default for ConnInfo {
+    fn default() -> Self {
+        Self {
+            state: 0,
+            error: 0,
+            responder_resources: 0,
+            initiator_depth: 0,
+            asked_responder_resources: 0,
+            asked_initiator_depth: 0,
+            peer_responder_resources: 0,
+            peer_initiator_depth: 0,
+            dev_max_qp_rd_atom: 0,
+            dev_max_qp_init_rd_atom: 0,
+            credits: 0,
+            recv_depth: 0,
+            device: [0; DEVICE_NAME_LEN],
+        }
+    }
+}
+
+/// Argument of [`IOCTL_CONNECT`].
+///
+/// `responder_resources` and `initiator_depth` are what this side asks
+/// for: 0 means the device's maximum; anything larger than the device allows
+/// is clamped to it, and `info` reports what was asked and what was agreed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectReq {
+    /// The listener to connect to.
+    pub dst: Addr,
+    /// Milliseconds for the whole connect; 0 means [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// READ/atomic requests this side will serve; 0 = device maximum.
+    pub responder_resources: u32,
+    /// READ/atomic requests this side will issue; 0 = device maximum.
+    pub initiator_depth: u32,
+    /// Must be zero.
+    pub flags: u32,
+    /// Output: the connection.
+    pub info: ConnInfo,
+}
+
+/// Argument of [`IOCTL_LISTEN`].
+///
+/// The fd listens on `addr` and takes the first connection request that
+/// arrives; [`IOCTL_ACCEPT`] waits for it. `responder_resources` and
+/// `initiator_depth` cap what is offered (0 = device maximum); the offer is
+/// also bounded by what the peer asked for.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListenReq {
+    /// Address and port to listen on.
+    pub addr: Addr,
+    /// Cap on READ/atomic requests served; 0 = device maximum.
+    pub responder_resources: u32,
+    /// Cap on READ/atomic requests issued; 0 = device maximum.
+    pub initiator_depth: u32,
+    /// Must be zero.
+    pub flags: u32,
+    /// Must be zero.
+    pub reserved: u32,
+}
+
+/// Argument of [`IOCTL_ACCEPT`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AcceptReq {
+    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Output: the connection.
+    pub info: ConnInfo,
+}
+
+/// Argument of [`IOCTL_SEND`] and [`IOCTL_RECV`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Xfer {
+    /// User pointer to the data (SEND) or to room for it (RECV).
+    pub buf: u64,
+    /// SEND: bytes to send, 0 to [`MAX_MSG_SIZE`]. RECV: room at `buf`;
+    /// on return, the received message's length.
+    pub len: u64,
+    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// Must be zero.
+    pub flags: u32,
+}
+
+/// [`Expose::access`]: peers may RDMA READ the window.
+pub const ACCESS_READ: u32 = 1;
+/// [`Expose::access`]: peers may RDMA WRITE the window.
+pub const ACCESS_WRITE: u32 = 2;
+/// [`Expose::access`]: peers may run atomics on the window.
+pub const ACCESS_ATOMIC: u32 = 4;
+
+/// Largest window of [`IOCTL_EXPOSE`] (512 pages, what rxe's fast
+/// registration maps).
+pub const MAX_WINDOW_SIZE: u64 = 2 << 20;
+
+/// Windows one connection may have exposed at once.
+pub const MAX_WINDOWS: u32 = 16;
+
+/// Argument of [`IOCTL_EXPOSE`]: expose a zeroed kernel buffer to the peer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expose {
+    /// Bytes, 1 to [`MAX_WINDOW_SIZE`].
+    pub len: u64,
+    /// `ACCESS_*` bits, at least one; nothing more is granted.
+    pub access: u32,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Output: the address the peer uses for byte 0. Not a kernel address.
+    pub addr: u64,
+    /// Output: the remote key.
+    pub rkey: u32,
+    /// Output: the window's id on this fd, for the other window commands.
+    pub id: u32,
+}
+
+/// Argument of [`IOCTL_REVOKE`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Revoke {
+    /// The window's id.
+    pub id: u32,
+    /// Must be zero.
+    pub reserved: u32,
+}
+
+/// Argument of [`IOCTL_WINDOW_READ`] and [`IOCTL_WINDOW_WRITE`]: copy between
+/// a window and user memory.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowIo {
+    /// The window's id.
+    pub id: u32,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Offset in the window.
+    pub offset: u64,
+    /// User pointer.
+    pub buf: u64,
+    /// Bytes; `offset + len` must be within the window.
+    pub len: u64,
+}
+
+/// Argument of [`IOCTL_RDMA_WRITE`] and [`IOCTL_RDMA_READ`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rdma {
+    /// Peer address (from its window).
+    pub remote_addr: u64,
+    /// Peer key.
+    pub rkey: u32,
+    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// User pointer: source (WRITE) or destination (READ).
+    pub buf: u64,
+    /// Bytes, 1 to [`MAX_MSG_SIZE`].
+    pub len: u64,
+}
+
+/// [`AtomicOp::op`]: compare-and-swap.
+pub const ATOMIC_CMP_SWAP: u32 = 0;
+/// [`AtomicOp::op`]: fetch-and-add.
+pub const ATOMIC_FETCH_ADD: u32 = 1;
+
+/// Argument of [`IOCTL_ATOMIC`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtomicOp {
+    /// Peer address, 8-byte aligned (`EINVAL` otherwise).
+    pub remote_addr: u64,
+    /// Peer key.
+    pub rkey: u32,
+    /// [`ATOMIC_CMP_SWAP`] or [`ATOMIC_FETCH_ADD`].
+    pub op: u32,
+    /// CAS: the value expected. FADD: the value added.
+    pub compare_add: u64,
+    /// CAS: the value stored on a match. FADD: must be zero.
+    pub swap: u64,
+    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Output: the remote value before the operation.
+    pub result: u64,
+}
+
+/// Wait used when a request's `timeout_ms` is 0.
+pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+
+/// Largest message of [`IOCTL_SEND`] / [`IOCTL_RECV`].
+pub const MAX_MSG_SIZE: u64 = 2 << 20;
+
+/// Receives each side keeps posted. Part of the wire protocol: a peer that
+/// talks to the module must post as many (see `Documentation/flow-control.rst`).
+pub const RECV_DEPTH: u32 = 40;
+
+/// Size of each posted receive buffer. Part of the wire protocol.
+pub const RECV_BUF_SIZE: u32 = 64 * 1024;
+
+/// Size of the header in front of every message fragment. Part of the wire
+/// protocol.
+pub const WIRE_HDR_SIZE: u32 = 16;
+
+/// Wire-header flag: first fragment of a message.
+pub const WIRE_FIRST: u8 = 1;
+/// Wire-header flag: last fragment of a message.
+pub const WIRE_LAST: u8 = 2;
+/// Wire-header flag: no payload, only credits.
+pub const WIRE_CREDIT: u8 = 4;
+/// Wire-header flag: the sender has fewer than 2 credits left.
+pub const WIRE_LOW: u8 = 8;
+/// Version byte of the wire header.
+pub const WIRE_VERSION: u8 = 1;
+
 /// `_IOR(0xb9, 0x00, struct Version)`: the module's ABI version and commands.
 pub const IOCTL_VERSION: u32 = ioc(IOC_READ, IOC_MAGIC, 0x00, core::mem::size_of::<Version>());
 
@@ -163,11 +452,115 @@ pub const IOCTL_LIST_DEVICES: u32 = ioc(
     core::mem::size_of::<DeviceList>(),
 );
 
+/// `_IOWR(0xb9, 0x10, struct ConnectReq)`: connect this fd to a listener.
+pub const IOCTL_CONNECT: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x10,
+    core::mem::size_of::<ConnectReq>(),
+);
+
+/// `_IOW(0xb9, 0x11, struct ListenReq)`: listen for one connection.
+pub const IOCTL_LISTEN: u32 = ioc(
+    IOC_WRITE,
+    IOC_MAGIC,
+    0x11,
+    core::mem::size_of::<ListenReq>(),
+);
+
+/// `_IOWR(0xb9, 0x12, struct AcceptReq)`: wait for the listened-for
+/// connection to be established.
+pub const IOCTL_ACCEPT: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x12,
+    core::mem::size_of::<AcceptReq>(),
+);
+
+/// `_IOR(0xb9, 0x13, struct ConnInfo)`: the connection's state and
+/// negotiated parameters.
+pub const IOCTL_CONN_INFO: u32 = ioc(IOC_READ, IOC_MAGIC, 0x13, core::mem::size_of::<ConnInfo>());
+
+/// `_IO(0xb9, 0x14)`: disconnect.
+pub const IOCTL_DISCONNECT: u32 = ioc(0, IOC_MAGIC, 0x14, 0);
+
+/// `_IOW(0xb9, 0x20, struct Xfer)`: send one message.
+pub const IOCTL_SEND: u32 = ioc(IOC_WRITE, IOC_MAGIC, 0x20, core::mem::size_of::<Xfer>());
+
+/// `_IOWR(0xb9, 0x21, struct Xfer)`: receive one message.
+pub const IOCTL_RECV: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x21,
+    core::mem::size_of::<Xfer>(),
+);
+
+/// `_IOWR(0xb9, 0x30, struct Expose)`: expose a window to the peer.
+pub const IOCTL_EXPOSE: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x30,
+    core::mem::size_of::<Expose>(),
+);
+
+/// `_IOW(0xb9, 0x31, struct Revoke)`: invalidate a window's key and free it.
+pub const IOCTL_REVOKE: u32 = ioc(IOC_WRITE, IOC_MAGIC, 0x31, core::mem::size_of::<Revoke>());
+
+/// `_IOW(0xb9, 0x32, struct WindowIo)`: copy from a window to user memory.
+pub const IOCTL_WINDOW_READ: u32 =
+    ioc(IOC_WRITE, IOC_MAGIC, 0x32, core::mem::size_of::<WindowIo>());
+
+/// `_IOW(0xb9, 0x33, struct WindowIo)`: copy from user memory to a window.
+pub const IOCTL_WINDOW_WRITE: u32 =
+    ioc(IOC_WRITE, IOC_MAGIC, 0x33, core::mem::size_of::<WindowIo>());
+
+/// `_IOW(0xb9, 0x34, struct Rdma)`: RDMA WRITE user memory to the peer.
+pub const IOCTL_RDMA_WRITE: u32 = ioc(IOC_WRITE, IOC_MAGIC, 0x34, core::mem::size_of::<Rdma>());
+
+/// `_IOW(0xb9, 0x35, struct Rdma)`: RDMA READ from the peer to user memory.
+pub const IOCTL_RDMA_READ: u32 = ioc(IOC_WRITE, IOC_MAGIC, 0x35, core::mem::size_of::<Rdma>());
+
+/// `_IOWR(0xb9, 0x36, struct AtomicOp)`: compare-and-swap or fetch-and-add.
+pub const IOCTL_ATOMIC: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x36,
+    core::mem::size_of::<AtomicOp>(),
+);
+
 /// Every command of this ABI version, in number order.
-pub const ALL_CMDS: &[u32] = &[IOCTL_VERSION, IOCTL_LIST_DEVICES];
+pub const ALL_CMDS: &[u32] = &[
+    IOCTL_VERSION,
+    IOCTL_LIST_DEVICES,
+    IOCTL_CONNECT,
+    IOCTL_LISTEN,
+    IOCTL_ACCEPT,
+    IOCTL_CONN_INFO,
+    IOCTL_DISCONNECT,
+    IOCTL_SEND,
+    IOCTL_RECV,
+    IOCTL_EXPOSE,
+    IOCTL_REVOKE,
+    IOCTL_WINDOW_READ,
+    IOCTL_WINDOW_WRITE,
+    IOCTL_RDMA_WRITE,
+    IOCTL_RDMA_READ,
+    IOCTL_ATOMIC,
+];
 
 // Sizes are part of the ABI: a change here is an ABI change.
-const _: () = assert!(core::mem::size_of::<Version>() == 40);
+const _: () = assert!(core::mem::size_of::<Version>() == 136);
+const _: () = assert!(core::mem::size_of::<Addr>() == 24);
+const _: () = assert!(core::mem::size_of::<ConnInfo>() == 112);
+const _: () = assert!(core::mem::size_of::<ConnectReq>() == 152);
+const _: () = assert!(core::mem::size_of::<ListenReq>() == 40);
+const _: () = assert!(core::mem::size_of::<AcceptReq>() == 120);
+const _: () = assert!(core::mem::size_of::<Xfer>() == 24);
+const _: () = assert!(core::mem::size_of::<Expose>() == 32);
+const _: () = assert!(core::mem::size_of::<Revoke>() == 8);
+const _: () = assert!(core::mem::size_of::<WindowIo>() == 32);
+const _: () = assert!(core::mem::size_of::<Rdma>() == 32);
+const _: () = assert!(core::mem::size_of::<AtomicOp>() == 48);
 const _: () = assert!(core::mem::size_of::<PortInfo>() == 16);
 const _: () = assert!(core::mem::size_of::<DeviceInfo>() == 160);
 const _: () = assert!(core::mem::size_of::<DeviceList>() == 24);

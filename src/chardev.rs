@@ -3,7 +3,8 @@
 //! `/dev/rdma_krust`: the ioctl interface (see `src/abi.rs`).
 
 use crate::abi;
-use crate::kapi::misc::MiscDevice;
+use crate::conn::Conn;
+use crate::kapi::{errno, misc::MiscDevice};
 use crate::registry::Registry;
 use core::mem::size_of;
 use kernel::{
@@ -23,13 +24,50 @@ unsafe impl AsBytes for abi::DeviceList {}
 unsafe impl AsBytes for abi::DeviceInfo {}
 // SAFETY: as above.
 unsafe impl AsBytes for abi::Version {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::ConnectReq {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::ConnectReq {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::ListenReq {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::AcceptReq {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::AcceptReq {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::ConnInfo {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::Xfer {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::Xfer {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::Expose {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::Expose {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::Revoke {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::WindowIo {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::Rdma {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::AtomicOp {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::AtomicOp {}
 
 /// The misc device's file operations.
 pub(crate) struct RdmaKrustDev;
 
-/// The state of one open file.
+/// The state of one open file: the device list, and one connection.
 pub(crate) struct Session {
     registry: Arc<Registry>,
+    conn: Arc<Conn>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.conn.shutdown(errno::ECONNABORTED());
+    }
 }
 
 #[vtable]
@@ -41,6 +79,7 @@ impl MiscDevice for RdmaKrustDev {
         Ok(KBox::new(
             Session {
                 registry: registry.clone(),
+                conn: Conn::new(registry.clone())?,
             },
             GFP_KERNEL,
         )?)
@@ -50,6 +89,26 @@ impl MiscDevice for RdmaKrustDev {
         match cmd {
             abi::IOCTL_VERSION => session.version(arg),
             abi::IOCTL_LIST_DEVICES => session.list_devices(arg),
+            abi::IOCTL_CONNECT => session.connect(arg),
+            abi::IOCTL_LISTEN => session.listen(arg),
+            abi::IOCTL_ACCEPT => session.accept(arg),
+            abi::IOCTL_CONN_INFO => session.conn_info(arg),
+            abi::IOCTL_DISCONNECT => session.conn.disconnect().map(|()| 0),
+            abi::IOCTL_SEND => session.send(arg),
+            abi::IOCTL_RECV => session.recv(arg),
+            abi::IOCTL_EXPOSE => session.expose(arg),
+            abi::IOCTL_REVOKE => {
+                let r: abi::Revoke = read_arg(arg)?;
+                if r.reserved != 0 {
+                    return Err(EINVAL);
+                }
+                session.conn.revoke(r.id).map(|()| 0)
+            }
+            abi::IOCTL_WINDOW_READ => session.conn.window_io(&read_arg(arg)?, true).map(|()| 0),
+            abi::IOCTL_WINDOW_WRITE => session.conn.window_io(&read_arg(arg)?, false).map(|()| 0),
+            abi::IOCTL_RDMA_WRITE => session.conn.rdma(&read_arg(arg)?, true).map(|()| 0),
+            abi::IOCTL_RDMA_READ => session.conn.rdma(&read_arg(arg)?, false).map(|()| 0),
+            abi::IOCTL_ATOMIC => session.atomic(arg),
             // A command of ours with another size or direction: a caller built
             // against a different ABI.
             _ if abi::ioc_type(cmd) == abi::IOC_MAGIC
@@ -62,6 +121,11 @@ impl MiscDevice for RdmaKrustDev {
             _ => Err(ENOTTY),
         }
     }
+}
+
+/// Reads an ioctl's argument structure.
+fn read_arg<T: FromBytes>(arg: usize) -> Result<T> {
+    UserSlice::new(arg, size_of::<T>()).reader().read()
 }
 
 impl Session {
@@ -99,6 +163,72 @@ impl Session {
         }
         req.count = devices.len() as u32;
         writer.write(&req)?;
+        Ok(0)
+    }
+
+    fn connect(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::ConnectReq>()).reader_writer();
+        let mut req: abi::ConnectReq = r.read()?;
+        req.info = self.conn.connect(&req)?;
+        w.write(&req)?;
+        Ok(0)
+    }
+
+    fn listen(&self, arg: usize) -> Result<isize> {
+        let req: abi::ListenReq = UserSlice::new(arg, size_of::<abi::ListenReq>())
+            .reader()
+            .read()?;
+        self.conn.listen(&req)?;
+        Ok(0)
+    }
+
+    fn accept(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::AcceptReq>()).reader_writer();
+        let mut req: abi::AcceptReq = r.read()?;
+        if req.reserved != 0 {
+            return Err(EINVAL);
+        }
+        req.info = self.conn.accept(req.timeout_ms)?;
+        w.write(&req)?;
+        Ok(0)
+    }
+
+    fn conn_info(&self, arg: usize) -> Result<isize> {
+        UserSlice::new(arg, size_of::<abi::ConnInfo>())
+            .writer()
+            .write(&self.conn.info())?;
+        Ok(0)
+    }
+
+    fn send(&self, arg: usize) -> Result<isize> {
+        let x: abi::Xfer = UserSlice::new(arg, size_of::<abi::Xfer>())
+            .reader()
+            .read()?;
+        self.conn.send(&x)?;
+        Ok(0)
+    }
+
+    fn recv(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Xfer>()).reader_writer();
+        let mut x: abi::Xfer = r.read()?;
+        x.len = self.conn.recv(&x)?;
+        w.write(&x)?;
+        Ok(0)
+    }
+
+    fn expose(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Expose>()).reader_writer();
+        let mut e: abi::Expose = r.read()?;
+        (e.addr, e.rkey, e.id) = self.conn.expose(&e)?;
+        w.write(&e)?;
+        Ok(0)
+    }
+
+    fn atomic(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::AtomicOp>()).reader_writer();
+        let mut a: abi::AtomicOp = r.read()?;
+        a.result = self.conn.atomic(&a)?;
+        w.write(&a)?;
         Ok(0)
     }
 }

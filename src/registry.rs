@@ -18,14 +18,25 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
+/// Something that uses an RDMA device and must stop before it goes away.
+pub(crate) trait DeviceUser: Send + Sync {
+    /// The device is being removed: stop using it, and release every
+    /// reference to it, before returning.
+    fn device_removed(&self);
+}
+
 /// One RDMA device known to the module.
+#[pin_data]
 pub(crate) struct RdmaDevice {
     /// The device as userspace sees it through `IOCTL_LIST_DEVICES`.
     info: abi::DeviceInfo,
+    /// Who uses the device, by a key unique to each user.
+    #[pin]
+    users: Mutex<RBTree<usize, Arc<dyn DeviceUser>>>,
 }
 
 impl RdmaDevice {
-    fn new(dev: &ib::Device) -> Self {
+    fn new(dev: &ib::Device) -> Result<Arc<Self>> {
         let attrs = dev.attrs();
         let mut info = abi::DeviceInfo {
             name: dev.name(),
@@ -47,7 +58,13 @@ impl RdmaDevice {
                 slot.link_layer = p.link_layer;
             }
         }
-        Self { info }
+        Arc::pin_init(
+            pin_init!(Self {
+                info,
+                users <- new_mutex!(RBTree::new(), "rdma_krust:device_users"),
+            }),
+            GFP_KERNEL,
+        )
     }
 
     /// The device's description for userspace.
@@ -72,6 +89,29 @@ impl Registry {
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Records that `user` (known by `key`) uses device `index`. Fails with
+    /// `ENODEV` if the device is gone or going.
+    pub(crate) fn attach(&self, index: u32, key: usize, user: Arc<dyn DeviceUser>) -> Result {
+        let devices = self.devices.lock();
+        let dev = devices.get(&index).ok_or(ENODEV)?;
+        dev.users
+            .lock()
+            .try_create_and_insert(key, user, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    /// Forgets `key` as a user of device `index`.
+    pub(crate) fn detach(&self, index: u32, key: usize) {
+        let user = {
+            let devices = self.devices.lock();
+            devices
+                .get(&index)
+                .and_then(|dev| dev.users.lock().remove(&key))
+        };
+        // The user may hold the last references to itself: dropped unlocked.
+        drop(user);
     }
 
     /// The devices, in index order.
@@ -99,7 +139,7 @@ impl DeviceClient {
 
 impl ib::Client for DeviceClient {
     fn add(&self, dev: &ib::Device) -> Result {
-        let entry = Arc::new(RdmaDevice::new(dev), GFP_KERNEL)?;
+        let entry = RdmaDevice::new(dev)?;
         let info = entry.info();
         pr_info!(
             "add {}: guid {:016x}, {} port(s), rd_atom {}/{}, atomic_cap {}\n",
@@ -118,11 +158,21 @@ impl ib::Client for DeviceClient {
     }
 
     fn remove(&self, dev: &ib::Device) {
-        // Later: tear down every connection on this device here, before
-        // returning, so nothing uses it once ib_core goes on.
-        if let Some(entry) = self.registry.devices.lock().remove(&dev.index()) {
-            pr_info!("remove {}\n", name_str(&entry.info().name));
+        // Unlisted first, so no new user can attach; then every user is torn
+        // down before this returns, as ib_core requires.
+        let Some(entry) = self.registry.devices.lock().remove(&dev.index()) else {
+            return;
+        };
+        let users = core::mem::replace(&mut *entry.users.lock(), RBTree::new());
+        let n = users.iter().count();
+        for user in users.values() {
+            user.device_removed();
         }
+        pr_info!(
+            "remove {}: {} connection(s) torn down\n",
+            name_str(&entry.info().name),
+            n
+        );
     }
 }
 

@@ -10,9 +10,9 @@ use core::{
     ffi::c_void,
     marker::PhantomPinned,
     mem::MaybeUninit,
-    ops::RangeInclusive,
+    ops::{Deref, RangeInclusive},
     pin::Pin,
-    ptr,
+    ptr::{self, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
 use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::Opaque};
@@ -29,6 +29,72 @@ pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 /// callbacks of a [`Client`].
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
+
+/// A counted reference to an RDMA device (`ib_device_try_get()` /
+/// `ib_device_put()`).
+///
+/// ib_core's unregistration waits until every such reference is dropped, so
+/// the memory stays valid; a holder must still drop it from its `ib_client`
+/// `remove` (or before), or unregistration never finishes.
+///
+/// # Invariants
+///
+/// `ptr` is a device on which this object holds one reference.
+pub(crate) struct DeviceRef {
+    ptr: NonNull<bindings::ib_device>,
+}
+
+// SAFETY: an `ib_device` may be used and released from any thread.
+unsafe impl Send for DeviceRef {}
+// SAFETY: `&DeviceRef` only allows `&Device`, which is `Sync`.
+unsafe impl Sync for DeviceRef {}
+
+impl DeviceRef {
+    /// Takes a reference on `dev`; `None` if it is being unregistered.
+    pub(crate) fn new(dev: &Device) -> Option<Self> {
+        // SAFETY: `dev` is valid (type invariant of `Device`).
+        if unsafe { bindings::rkrust_ib_device_try_get(dev.as_raw()) } {
+            // INVARIANT: a reference was taken just above.
+            Some(Self {
+                ptr: NonNull::from(dev).cast(),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The raw pointer, for the rest of the abstraction layer.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Deref for DeviceRef {
+    type Target = Device;
+
+    fn deref(&self) -> &Device {
+        // SAFETY: the reference keeps the device valid (type invariant).
+        unsafe { Device::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+impl Clone for DeviceRef {
+    fn clone(&self) -> Self {
+        // SAFETY: the device is valid and its count is at least one (ours),
+        // so `ib_device_try_get()` cannot fail.
+        let got = unsafe { bindings::rkrust_ib_device_try_get(self.as_raw()) };
+        debug_assert!(got);
+        // INVARIANT: a reference was taken just above.
+        Self { ptr: self.ptr }
+    }
+}
+
+impl Drop for DeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: drops the reference this object holds (type invariant).
+        unsafe { bindings::ib_device_put(self.as_raw()) };
+    }
+}
 
 /// Device-wide limits, from `ib_device::attrs`.
 #[derive(Clone, Copy, Debug)]
@@ -61,13 +127,13 @@ impl Device {
     ///
     /// `ptr` must point to a registered `ib_device` that stays registered for
     /// the lifetime `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee is valid for `'a`.
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    fn as_raw(&self) -> *mut bindings::ib_device {
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 

@@ -12,5 +12,9 @@
 #[path = "../../bindings/mod.rs"]
 mod bindings;
 
+pub(crate) mod cm;
+pub(crate) mod dma;
+pub(crate) mod errno;
 pub(crate) mod ib;
 pub(crate) mod misc;
+pub(crate) mod verbs;

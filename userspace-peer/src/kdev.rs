@@ -80,4 +80,92 @@ impl KrustDev {
             }
         }
     }
+
+    /// `IOCTL_CONNECT`.
+    pub fn connect(
+        &self,
+        dst: abi::Addr,
+        resp: u32,
+        init: u32,
+        timeout_ms: u32,
+    ) -> Result<abi::ConnInfo> {
+        let mut req = abi::ConnectReq {
+            dst,
+            timeout_ms,
+            responder_resources: resp,
+            initiator_depth: init,
+            ..Default::default()
+        };
+        // SAFETY: `req` is a `ConnectReq`, what the command expects.
+        unsafe { self.raw_ioctl(abi::IOCTL_CONNECT, &mut req as *mut _ as usize) }
+            .context("ioctl IOCTL_CONNECT")?;
+        Ok(req.info)
+    }
+
+    /// `IOCTL_LISTEN`.
+    pub fn listen(&self, addr: abi::Addr, resp: u32, init: u32) -> Result<()> {
+        let req = abi::ListenReq {
+            addr,
+            responder_resources: resp,
+            initiator_depth: init,
+            ..Default::default()
+        };
+        // SAFETY: `req` is a `ListenReq`, only read by the kernel.
+        unsafe { self.raw_ioctl(abi::IOCTL_LISTEN, &req as *const _ as usize) }
+            .context("ioctl IOCTL_LISTEN")?;
+        Ok(())
+    }
+
+    /// `IOCTL_ACCEPT`.
+    pub fn accept(&self, timeout_ms: u32) -> Result<abi::ConnInfo> {
+        let mut req = abi::AcceptReq {
+            timeout_ms,
+            ..Default::default()
+        };
+        // SAFETY: `req` is an `AcceptReq`, what the command expects.
+        unsafe { self.raw_ioctl(abi::IOCTL_ACCEPT, &mut req as *mut _ as usize) }
+            .context("ioctl IOCTL_ACCEPT")?;
+        Ok(req.info)
+    }
+
+    /// `IOCTL_CONN_INFO`.
+    pub fn conn_info(&self) -> Result<abi::ConnInfo> {
+        let mut info = abi::ConnInfo::default();
+        // SAFETY: `info` is a writable `ConnInfo`.
+        unsafe { self.raw_ioctl(abi::IOCTL_CONN_INFO, &mut info as *mut _ as usize) }
+            .context("ioctl IOCTL_CONN_INFO")?;
+        Ok(info)
+    }
+
+    /// `IOCTL_DISCONNECT`.
+    pub fn disconnect(&self) -> Result<()> {
+        // SAFETY: the command takes no argument.
+        unsafe { self.raw_ioctl(abi::IOCTL_DISCONNECT, 0) }.context("ioctl IOCTL_DISCONNECT")?;
+        Ok(())
+    }
+
+    /// `IOCTL_SEND` of `data`.
+    pub fn send(&self, data: &[u8], timeout_ms: u32) -> io::Result<()> {
+        let x = abi::Xfer {
+            buf: data.as_ptr() as u64,
+            len: data.len() as u64,
+            timeout_ms,
+            flags: 0,
+        };
+        // SAFETY: `x` names `data`, which the kernel only reads.
+        unsafe { self.raw_ioctl(abi::IOCTL_SEND, &x as *const _ as usize) }.map(|_| ())
+    }
+
+    /// `IOCTL_RECV` into `buf`; returns the message length.
+    pub fn recv(&self, buf: &mut [u8], timeout_ms: u32) -> io::Result<usize> {
+        let mut x = abi::Xfer {
+            buf: buf.as_mut_ptr() as u64,
+            len: buf.len() as u64,
+            timeout_ms,
+            flags: 0,
+        };
+        // SAFETY: `x` names `buf`, writable for its length.
+        unsafe { self.raw_ioctl(abi::IOCTL_RECV, &mut x as *mut _ as usize) }?;
+        Ok(x.len as usize)
+    }
 }

@@ -6,12 +6,14 @@
 #[allow(dead_code)]
 #[path = "../../src/abi.rs"]
 mod abi;
+mod addr;
 mod errno;
 mod kdev;
+mod pattern;
 mod table;
 mod verbs;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use kdev::KrustDev;
 use std::process::ExitCode;
@@ -44,6 +46,134 @@ pub enum Cmd {
     Abi,
     /// Issue every invalid ioctl of the ABI table and check each errno.
     ErrnoCheck,
+    /// In-kernel passive side: listen, accept one connection, echo messages.
+    KernelEcho {
+        /// Address and port to listen on.
+        #[arg(long, value_parser = addr::parse)]
+        listen: abi::Addr,
+        /// Messages to echo before exiting.
+        #[arg(long, default_value_t = 1)]
+        count: u32,
+        #[command(flatten)]
+        depth: Depth,
+        /// Milliseconds to wait for the connection and for each message.
+        #[arg(long, default_value_t = 20_000)]
+        timeout_ms: u32,
+    },
+    /// In-kernel active side: connect, send patterned messages, check echoes.
+    KernelPing {
+        /// The listener.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// Message sizes, one message each, e.g. 1,4096,65536.
+        #[arg(long, value_delimiter = ',', default_value = "64")]
+        sizes: Vec<u64>,
+        /// Pattern seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        depth: Depth,
+        /// Milliseconds to wait for the connection and for each message.
+        #[arg(long, default_value_t = 20_000)]
+        timeout_ms: u32,
+    },
+}
+
+/// READ/atomic depths a side asks for (0 = the device's maximum).
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Depth {
+    /// READ/atomic requests this side serves (responder_resources).
+    #[arg(long, default_value_t = 0)]
+    pub resp: u32,
+    /// READ/atomic requests this side issues (initiator_depth).
+    #[arg(long, default_value_t = 0)]
+    pub init: u32,
+}
+
+/// One line describing a connection, `key=value` separated by spaces.
+fn conn_line(i: &abi::ConnInfo) -> String {
+    let dev = abi::DeviceInfo {
+        name: i.device,
+        ..Default::default()
+    };
+    format!(
+        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={}",
+        table::name(&dev),
+        i.state,
+        i.responder_resources,
+        i.initiator_depth,
+        i.asked_responder_resources,
+        i.asked_initiator_depth,
+        i.peer_responder_resources,
+        i.peer_initiator_depth,
+        i.dev_max_qp_rd_atom,
+        i.dev_max_qp_init_rd_atom,
+        i.credits
+    )
+}
+
+fn kernel_echo(
+    dev: &KrustDev,
+    listen: abi::Addr,
+    count: u32,
+    depth: Depth,
+    timeout_ms: u32,
+) -> Result<()> {
+    dev.listen(listen, depth.resp, depth.init)?;
+    println!("listening");
+    std::io::Write::flush(&mut std::io::stdout())?;
+    let info = dev.accept(timeout_ms)?;
+    println!("{}", conn_line(&info));
+    let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    for i in 0..count {
+        let n = dev
+            .recv(&mut buf, timeout_ms)
+            .with_context(|| format!("receive message {i}"))?;
+        dev.send(&buf[..n], timeout_ms)
+            .with_context(|| format!("echo message {i} ({n} bytes)"))?;
+    }
+    println!("echoed {count} message(s)");
+    Ok(())
+}
+
+fn kernel_ping(
+    dev: &KrustDev,
+    connect: abi::Addr,
+    sizes: &[u64],
+    seed: u64,
+    depth: Depth,
+    timeout_ms: u32,
+) -> Result<()> {
+    let info = dev.connect(connect, depth.resp, depth.init, timeout_ms)?;
+    println!("{}", conn_line(&info));
+    let mut back = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    for (i, &size) in sizes.iter().enumerate() {
+        let mut msg = vec![0u8; size as usize];
+        pattern::fill(&mut msg, seed, i as u64);
+        dev.send(&msg, timeout_ms)
+            .with_context(|| format!("send message {i} ({size} bytes)"))?;
+        let n = dev
+            .recv(&mut back, timeout_ms)
+            .with_context(|| format!("receive echo {i}"))?;
+        if n as u64 != size {
+            bail!("echo {i}: {n} bytes, sent {size}");
+        }
+        if let Some(off) = pattern::check(&back[..n], seed, i as u64) {
+            bail!("echo {i} ({size} bytes): data differs at offset {off}");
+        }
+        println!("ok {size} bytes");
+    }
+    println!("{} message(s) echoed and verified", sizes.len());
+    dev.disconnect()?;
+    // The disconnect is complete when the state says so.
+    for _ in 0..100 {
+        if dev.conn_info()?.state == abi::state::CLOSED {
+            println!("disconnected");
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    bail!("still connected 2 s after IOCTL_DISCONNECT")
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -78,6 +208,26 @@ fn run(cli: Cli) -> Result<()> {
             println!("ABI version {}: {} commands agree", v.abi_version, v.n_cmds);
             Ok(())
         }
+        Cmd::KernelEcho {
+            listen,
+            count,
+            depth,
+            timeout_ms,
+        } => kernel_echo(&KrustDev::open(&cli.dev)?, listen, count, depth, timeout_ms),
+        Cmd::KernelPing {
+            connect,
+            sizes,
+            seed,
+            depth,
+            timeout_ms,
+        } => kernel_ping(
+            &KrustDev::open(&cli.dev)?,
+            connect,
+            &sizes,
+            seed,
+            depth,
+            timeout_ms,
+        ),
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;

@@ -14,9 +14,17 @@ use std::mem::{align_of, offset_of, size_of};
 
 #[test]
 fn command_numbers_match_the_c_macros() {
-    // From a C program: printf("%#x", _IOR(0xb9, 0, struct { char b[40]; })) etc.
-    assert_eq!(abi::IOCTL_VERSION, 0x8028_b900);
+    // From a C program: printf("%#x", _IOR(0xb9, 0, struct { char b[136]; }))
+    // and so on for each command.
+    assert_eq!(abi::IOCTL_VERSION, 0x8088_b900);
     assert_eq!(abi::IOCTL_LIST_DEVICES, 0xc018_b901);
+    assert_eq!(abi::IOCTL_CONNECT, 0xc098_b910);
+    assert_eq!(abi::IOCTL_LISTEN, 0x4028_b911);
+    assert_eq!(abi::IOCTL_ACCEPT, 0xc078_b912);
+    assert_eq!(abi::IOCTL_CONN_INFO, 0x8070_b913);
+    assert_eq!(abi::IOCTL_DISCONNECT, 0x0000_b914);
+    assert_eq!(abi::IOCTL_SEND, 0x4018_b920);
+    assert_eq!(abi::IOCTL_RECV, 0xc018_b921);
     assert_eq!(abi::ioc(abi::IOC_READ, 0xb9, 0, 4), 0x8004_b900);
     assert_eq!(abi::ioc(abi::IOC_WRITE, 0xb9, 0, 40), 0x4028_b900);
 }
@@ -28,12 +36,19 @@ fn command_fields_decode() {
     }
     assert_eq!(abi::ioc_nr(abi::IOCTL_VERSION), 0);
     assert_eq!(abi::ioc_nr(abi::IOCTL_LIST_DEVICES), 1);
+    let mut nrs: Vec<u32> = abi::ALL_CMDS.iter().map(|&c| abi::ioc_nr(c)).collect();
+    nrs.dedup();
+    assert_eq!(
+        nrs.len(),
+        abi::ALL_CMDS.len(),
+        "numbers are unique and sorted"
+    );
     assert!(abi::ALL_CMDS.len() <= abi::MAX_CMDS);
 }
 
 #[test]
 fn layouts_are_padding_free_and_64bit_clean() {
-    assert_eq!(size_of::<abi::Version>(), 40);
+    assert_eq!(size_of::<abi::Version>(), 136);
     assert_eq!(offset_of!(abi::Version, cmds), 8);
 
     assert_eq!(size_of::<abi::PortInfo>(), 16);
@@ -53,4 +68,26 @@ fn layouts_are_padding_free_and_64bit_clean() {
     assert_eq!(offset_of!(abi::DeviceList, capacity), 8);
     assert_eq!(offset_of!(abi::DeviceList, count), 12);
     assert_eq!(offset_of!(abi::DeviceList, reserved), 16);
+
+    assert_eq!(size_of::<abi::Addr>(), 24);
+    assert_eq!(offset_of!(abi::Addr, addr), 8);
+    assert_eq!(size_of::<abi::ConnInfo>(), 112);
+    assert_eq!(offset_of!(abi::ConnInfo, device), 48);
+    assert_eq!(size_of::<abi::ConnectReq>(), 152);
+    assert_eq!(offset_of!(abi::ConnectReq, timeout_ms), 24);
+    assert_eq!(offset_of!(abi::ConnectReq, info), 40);
+    assert_eq!(size_of::<abi::ListenReq>(), 40);
+    assert_eq!(size_of::<abi::AcceptReq>(), 120);
+    assert_eq!(offset_of!(abi::AcceptReq, info), 8);
+    assert_eq!(size_of::<abi::Xfer>(), 24);
+    assert_eq!(offset_of!(abi::Xfer, timeout_ms), 16);
+}
+
+#[test]
+fn wire_protocol_constants() {
+    // A message of MAX_MSG_SIZE must fit in the receives the peer keeps
+    // posted, with one credit in reserve.
+    let frag = (abi::RECV_BUF_SIZE - abi::WIRE_HDR_SIZE) as u64;
+    let frags = abi::MAX_MSG_SIZE.div_ceil(frag);
+    assert!(frags < abi::RECV_DEPTH as u64, "{frags} fragments");
 }

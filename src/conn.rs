@@ -1,0 +1,1299 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One RC connection per open file: rdma_cm setup on both sides, and
+//! messages (SEND/RECV) with credit-based flow control.
+//!
+//! Locking: `st` (a mutex) holds everything completions and cm events touch;
+//! completions run on ib_core's workqueue and cm handlers in rdma_cm's, both
+//! in process context. `ep` holds the cm ids. Neither lock is ever held
+//! across a call that waits for a cm handler (`rdma_destroy_id()`, via
+//! dropping a [`CmId`]), because handlers take `ep` and `st` themselves.
+//!
+//! Flow control (`Documentation/flow-control.rst`): each side keeps
+//! [`abi::RECV_DEPTH`] receives posted; a credit is one posted receive of the
+//! peer. Every message carries in its header the receives its sender has
+//! reposted since its last message (`grant`), and a LOW flag when the sender
+//! is down to its last credit. A data fragment needs two credits (one stays
+//! in reserve), a credit-only message needs one. So the sender never posts a
+//! SEND the peer has no receive for, and never sees an RNR.
+
+use crate::abi;
+use crate::kapi::{
+    cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, SockAddr},
+    dma::{CpuBuf, DeviceBuf, Direction},
+    errno,
+    ib::DeviceRef,
+    verbs::{Access, CompletionHandler, Mr, Qp, QpCaps, SendOp, Wc, WorkCtx},
+};
+use crate::registry::{DeviceUser, Registry};
+use kernel::{
+    new_condvar, new_mutex,
+    prelude::*,
+    sync::{Arc, CondVar, Mutex},
+    time::msecs_to_jiffies,
+    uaccess::UserSlice,
+};
+
+const RECV_DEPTH: u32 = abi::RECV_DEPTH;
+const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
+const HDR: usize = abi::WIRE_HDR_SIZE as usize;
+const FRAG: usize = RECV_BUF - HDR;
+const SEND_DEPTH: u32 = 2 * RECV_DEPTH;
+const RESOLVE_MS: u32 = 2000;
+/// One-sided operations move at most this much per work request.
+const OP_CHUNK: usize = 256 * 1024;
+const OP_MAX_CHUNKS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(OP_CHUNK);
+const PAGE: usize = kernel::page::PAGE_SIZE;
+
+/// The wire header in front of every fragment (big-endian).
+#[derive(Clone, Copy, Debug, Default)]
+struct WireHdr {
+    flags: u8,
+    grant: u32,
+    msg_len: u32,
+    offset: u32,
+}
+
+impl WireHdr {
+    /// Writes the header into the first [`HDR`] bytes of `out`.
+    fn write(&self, out: &mut [u8]) -> Result {
+        let out: &mut [u8; HDR] = out
+            .get_mut(..HDR)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(EINVAL)?;
+        out[0] = abi::WIRE_VERSION;
+        out[1] = self.flags;
+        out[2] = 0;
+        out[3] = 0;
+        out[4..8].copy_from_slice(&self.grant.to_be_bytes());
+        out[8..12].copy_from_slice(&self.msg_len.to_be_bytes());
+        out[12..16].copy_from_slice(&self.offset.to_be_bytes());
+        Ok(())
+    }
+
+    /// Parses the header at the start of `b`.
+    fn read(b: &[u8]) -> Option<Self> {
+        let b: &[u8; HDR] = b.get(..HDR)?.try_into().ok()?;
+        if b[0] != abi::WIRE_VERSION {
+            return None;
+        }
+        let word = |w: [u8; 4]| u32::from_be_bytes(w);
+        Some(Self {
+            flags: b[1],
+            grant: word([b[4], b[5], b[6], b[7]]),
+            msg_len: word([b[8], b[9], b[10], b[11]]),
+            offset: word([b[12], b[13], b[14], b[15]]),
+        })
+    }
+}
+
+/// What a posted work request owns.
+pub(crate) enum Work {
+    /// A posted receive.
+    Recv(DeviceBuf),
+    /// A SEND of `len` bytes of the buffer.
+    Send(DeviceBuf, usize),
+    /// Step `idx` of one-sided operation number `gen` (RDMA READ/WRITE,
+    /// atomic, registration, invalidation), with its buffer if any.
+    Op {
+        gen: u64,
+        idx: usize,
+        buf: Option<DeviceBuf>,
+        len: usize,
+    },
+}
+
+impl WorkCtx for Work {
+    fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+        match self {
+            Work::Recv(b) => Some((b, b.len())),
+            Work::Send(b, len) => Some((b, *len)),
+            Work::Op { buf, len, .. } => buf.as_ref().map(|b| (b, *len)),
+        }
+    }
+}
+
+/// One step of a one-sided operation.
+enum Step {
+    /// A send-queue operation with its buffer.
+    Send(SendOp, Option<DeviceBuf>, usize),
+    /// Register a memory region.
+    Reg(Arc<Mr>, Access),
+    /// Invalidate a memory region's key.
+    Inv(Arc<Mr>),
+}
+
+/// A kernel buffer exposed to the peer.
+struct Window {
+    id: u32,
+    len: usize,
+    mr: Arc<Mr>,
+    /// The memory; `None` only while a copy to or from user memory runs.
+    buf: Option<DeviceBuf>,
+    /// Registered and not revoked. A window whose registration or revocation
+    /// did not finish stays here, unusable, until the connection is torn
+    /// down (its memory must outlive any key the peer might still use).
+    live: bool,
+}
+
+/// A received data fragment waiting for `IOCTL_RECV`.
+struct Fragment {
+    hdr: WireHdr,
+    buf: CpuBuf,
+    len: usize,
+}
+
+/// A fixed-capacity FIFO (6.12's `KVec` has no `remove`).
+struct Fifo<T> {
+    slots: KVec<Option<T>>,
+    head: usize,
+    len: usize,
+}
+
+impl<T> Fifo<T> {
+    fn new(cap: usize) -> Result<Self> {
+        let mut slots = KVec::with_capacity(cap, GFP_KERNEL)?;
+        for _ in 0..cap {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            slots,
+            head: 0,
+            len: 0,
+        })
+    }
+
+    fn push(&mut self, v: T) -> core::result::Result<(), T> {
+        let cap = self.slots.len();
+        if self.len == cap {
+            return Err(v);
+        }
+        let at = (self.head + self.len).checked_rem(cap).unwrap_or(0);
+        match self.slots.get_mut(at) {
+            Some(slot) => {
+                *slot = Some(v);
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.slots.get_mut(self.head)?.take();
+        self.head = (self.head + 1).checked_rem(self.slots.len()).unwrap_or(0);
+        self.len -= 1;
+        v
+    }
+
+    fn front(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots.get(self.head)?.as_ref()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// State shared with completions and cm events.
+struct St {
+    state: u32,
+    error: Option<Error>,
+    /// The last cm event the connect path waits for.
+    cm_event: Option<CmEventKind>,
+    /// Data fragments received, in order.
+    rx: Fifo<Fragment>,
+    /// Receive buffers that are free to repost (credit-only messages).
+    repost: Fifo<DeviceBuf>,
+    /// SENDs the peer has receives for.
+    credits: u32,
+    /// Receives reposted and not yet announced to the peer.
+    pending_grant: u32,
+    /// The peer said it is down to its last credit.
+    peer_low: bool,
+    /// SENDs posted and not completed.
+    sends_inflight: u32,
+    /// Number of the current one-sided operation.
+    op_gen: u64,
+    /// Its steps not completed yet.
+    op_pending: u32,
+    /// Its first failure.
+    op_error: Option<Error>,
+    /// Its buffers, given back by completions, by step.
+    op_bufs: KVec<Option<DeviceBuf>>,
+    info: abi::ConnInfo,
+    /// Caps from `IOCTL_LISTEN` for the passive side.
+    listen_caps: (u32, u32),
+    /// The RDMA device index once bound, for the registry.
+    device_index: Option<u32>,
+}
+
+/// The cm ids of the connection.
+struct Ep {
+    listener: Option<CmId<Conn>>,
+    id: Option<CmId<Conn>>,
+}
+
+/// One connection; the state of one open file of `/dev/rdma_krust`.
+#[pin_data]
+pub(crate) struct Conn {
+    #[pin]
+    st: Mutex<St>,
+    #[pin]
+    cv: CondVar,
+    #[pin]
+    ep: Mutex<Ep>,
+    /// Serializes whole messages of concurrent senders.
+    #[pin]
+    send_lock: Mutex<()>,
+    /// Serializes one-sided operations.
+    #[pin]
+    op_lock: Mutex<()>,
+    /// Exposed windows.
+    #[pin]
+    windows: Mutex<KVec<Window>>,
+    registry: Arc<Registry>,
+}
+
+fn timeout_of(ms: u32) -> u32 {
+    if ms == 0 {
+        abi::DEFAULT_TIMEOUT_MS
+    } else {
+        ms
+    }
+}
+
+fn sockaddr(a: &abi::Addr) -> Result<SockAddr> {
+    if a.reserved != 0 {
+        return Err(EINVAL);
+    }
+    match a.family {
+        abi::AF_INET => Ok(SockAddr::v4(
+            [a.addr[0], a.addr[1], a.addr[2], a.addr[3]],
+            a.port,
+        )),
+        abi::AF_INET6 => Ok(SockAddr::v6(a.addr, a.port)),
+        _ => Err(EINVAL),
+    }
+}
+
+/// `0` means "the device's maximum"; anything else is clamped to it (and to
+/// the 8 bits the CM carries).
+fn clamp_depth(asked: u32, dev_max: u32) -> u32 {
+    let max = dev_max.min(u8::MAX as u32);
+    if asked == 0 {
+        max
+    } else {
+        asked.min(max)
+    }
+}
+
+impl Conn {
+    /// A new, idle connection.
+    pub(crate) fn new(registry: Arc<Registry>) -> Result<Arc<Self>> {
+        let rx = Fifo::new(RECV_DEPTH as usize)?;
+        let repost = Fifo::new(RECV_DEPTH as usize)?;
+        let mut op_bufs = KVec::with_capacity(OP_MAX_CHUNKS, GFP_KERNEL)?;
+        for _ in 0..OP_MAX_CHUNKS {
+            op_bufs.push(None, GFP_KERNEL)?;
+        }
+        let windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
+        Arc::pin_init(
+            pin_init!(Self {
+                st <- new_mutex!(St {
+                    state: abi::state::IDLE,
+                    error: None,
+                    cm_event: None,
+                    rx,
+                    repost,
+                    credits: 0,
+                    pending_grant: 0,
+                    peer_low: false,
+                    sends_inflight: 0,
+                    op_gen: 0,
+                    op_pending: 0,
+                    op_error: None,
+                    op_bufs,
+                    info: abi::ConnInfo {
+                        recv_depth: RECV_DEPTH,
+                        ..Default::default()
+                    },
+                    listen_caps: (0, 0),
+                    device_index: None,
+                }),
+                cv <- new_condvar!(),
+                ep <- new_mutex!(Ep { listener: None, id: None }),
+                send_lock <- new_mutex!(()),
+                op_lock <- new_mutex!(()),
+                windows <- new_mutex!(windows),
+                registry,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Waits until `f` returns `Some`, for at most `ms` milliseconds.
+    /// A signal gives `EINTR`, the timeout `ETIMEDOUT`.
+    fn wait<T>(&self, ms: u32, mut f: impl FnMut(&mut St) -> Option<Result<T>>) -> Result<T> {
+        let mut left = msecs_to_jiffies(ms);
+        let mut st = self.st.lock();
+        loop {
+            if let Some(r) = f(&mut st) {
+                return r;
+            }
+            match self.cv.wait_interruptible_timeout(&mut st, left) {
+                kernel::sync::CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
+                kernel::sync::CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
+                kernel::sync::CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+            }
+        }
+    }
+
+    fn closed_error(st: &St) -> Error {
+        st.error.unwrap_or(errno::ENOTCONN())
+    }
+
+    fn close_locked(&self, st: &mut St, err: Error) {
+        if st.state != abi::state::CLOSED {
+            st.state = abi::state::CLOSED;
+            st.error = Some(err);
+            st.info.error = (-err.to_errno()) as u32;
+        }
+        self.cv.notify_all();
+    }
+
+    /// `IOCTL_CONN_INFO`.
+    pub(crate) fn info(&self) -> abi::ConnInfo {
+        let st = self.st.lock();
+        let mut info = st.info;
+        info.state = st.state;
+        info.credits = st.credits;
+        info
+    }
+
+    /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
+    pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
+        if req.flags != 0 {
+            return Err(EINVAL);
+        }
+        let dst = sockaddr(&req.dst)?;
+        {
+            let mut st = self.st.lock();
+            if st.state != abi::state::IDLE {
+                return Err(errno::EISCONN());
+            }
+            st.state = abi::state::CONNECTING;
+        }
+        let r = self.connect_steps(&dst, req);
+        if let Err(e) = r {
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, e);
+        }
+        r.map(|()| self.info())
+    }
+
+    fn connect_steps(self: &Arc<Self>, dst: &SockAddr, req: &abi::ConnectReq) -> Result {
+        let timeout = timeout_of(req.timeout_ms);
+        // Owned here until established: an error or a signal drops it, which
+        // destroys the QP and the id.
+        let mut id = CmId::new(self.clone())?;
+        id.resolve_addr(dst, RESOLVE_MS.min(timeout))?;
+        self.wait_cm(timeout, CmEventKind::AddrResolved)?;
+        id.resolve_route(RESOLVE_MS.min(timeout))?;
+        self.wait_cm(timeout, CmEventKind::RouteResolved)?;
+
+        let dev = id.device().ok_or(ENODEV)?;
+        let attrs = dev.attrs();
+        let resp = clamp_depth(req.responder_resources, attrs.max_qp_rd_atom);
+        let init = clamp_depth(req.initiator_depth, attrs.max_qp_init_rd_atom);
+        {
+            let mut st = self.st.lock();
+            st.info.asked_responder_resources = resp;
+            st.info.asked_initiator_depth = init;
+            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
+            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
+            st.info.device = dev.name();
+        }
+        let qp = id.create_qp(QpCaps {
+            send_wr: SEND_DEPTH,
+            recv_wr: RECV_DEPTH,
+        })?;
+        self.post_initial_recvs(qp, &dev)?;
+        self.attach(&dev)?;
+        id.connect(&ConnParam {
+            responder_resources: resp as u8,
+            initiator_depth: init as u8,
+            retry_count: 7,
+            rnr_retry_count: 7,
+        })?;
+        self.wait(timeout, |st| match st.state {
+            abi::state::CONNECTED => Some(Ok(())),
+            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            _ => None,
+        })?;
+        self.ep.lock().id = Some(id);
+        Ok(())
+    }
+
+    fn wait_cm(&self, ms: u32, want: CmEventKind) -> Result {
+        self.wait(ms, |st| {
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            match st.cm_event.take() {
+                Some(e) if e == want => Some(Ok(())),
+                Some(_) | None => None,
+            }
+        })
+    }
+
+    fn post_initial_recvs(self: &Arc<Self>, qp: &Qp, dev: &DeviceRef) -> Result {
+        for _ in 0..RECV_DEPTH {
+            let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
+            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+        }
+        self.st.lock().credits = RECV_DEPTH;
+        Ok(())
+    }
+
+    fn attach(self: &Arc<Self>, dev: &DeviceRef) -> Result {
+        let index = dev.index();
+        self.registry.attach(index, self.key(), self.clone())?;
+        self.st.lock().device_index = Some(index);
+        Ok(())
+    }
+
+    fn key(&self) -> usize {
+        core::ptr::from_ref(self) as usize
+    }
+
+    /// `IOCTL_LISTEN`: bind, listen, and take the first request.
+    pub(crate) fn listen(self: &Arc<Self>, req: &abi::ListenReq) -> Result {
+        if req.flags != 0 || req.reserved != 0 {
+            return Err(EINVAL);
+        }
+        let addr = sockaddr(&req.addr)?;
+        {
+            let mut st = self.st.lock();
+            if st.state != abi::state::IDLE {
+                return Err(errno::EISCONN());
+            }
+            st.state = abi::state::LISTENING;
+            st.listen_caps = (req.responder_resources, req.initiator_depth);
+        }
+        let listener = CmId::new(self.clone()).and_then(|id| {
+            id.listen(&addr, 4)?;
+            Ok(id)
+        });
+        match listener {
+            Ok(l) => {
+                self.ep.lock().listener = Some(l);
+                Ok(())
+            }
+            Err(e) => {
+                self.st.lock().state = abi::state::IDLE;
+                Err(e)
+            }
+        }
+    }
+
+    /// `IOCTL_ACCEPT`: wait for the listened-for connection.
+    pub(crate) fn accept(&self, timeout_ms: u32) -> Result<abi::ConnInfo> {
+        {
+            let st = self.st.lock();
+            if st.state == abi::state::IDLE {
+                return Err(EINVAL);
+            }
+        }
+        let r = self.wait(timeout_of(timeout_ms), |st| match st.state {
+            abi::state::CONNECTED => Some(Ok(())),
+            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            _ => None,
+        });
+        if r.is_ok() {
+            // One connection per fd: stop listening. Dropped outside the lock.
+            let listener = self.ep.lock().listener.take();
+            drop(listener);
+        }
+        r.map(|()| self.info())
+    }
+
+    /// The passive side, inside the CONNECT_REQUEST handler.
+    fn on_request(self: &Arc<Self>, hid: &HandlerId<'_, Self>, ev: &CmEvent) {
+        let caps = {
+            let mut st = self.st.lock();
+            if st.state != abi::state::LISTENING {
+                return; // Not adopted: rdma_cm rejects it.
+            }
+            st.state = abi::state::CONNECTING;
+            st.listen_caps
+        };
+        let r = hid.adopt().and_then(|mut child| {
+            let r = self.accept_child(hid, &mut child, ev, caps);
+            // Kept even on failure: it must not be destroyed in its own
+            // handler; closing the fd destroys it.
+            self.ep.lock().id = Some(child);
+            r
+        });
+        if let Err(e) = r {
+            pr_debug!("accept failed: {:?}\n", e);
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, e);
+        }
+    }
+
+    fn accept_child(
+        self: &Arc<Self>,
+        hid: &HandlerId<'_, Self>,
+        child: &mut CmId<Self>,
+        ev: &CmEvent,
+        caps: (u32, u32),
+    ) -> Result {
+        let dev = child.device().ok_or(ENODEV)?;
+        let attrs = dev.attrs();
+        // Serve no more READs/atomics than the peer will issue, and issue no
+        // more than the peer will serve; both within the device and the caps.
+        let resp = clamp_depth(caps.0, attrs.max_qp_rd_atom).min(ev.responder_resources as u32);
+        let init = clamp_depth(caps.1, attrs.max_qp_init_rd_atom).min(ev.initiator_depth as u32);
+        {
+            let mut st = self.st.lock();
+            st.info.asked_responder_resources = resp;
+            st.info.asked_initiator_depth = init;
+            st.info.peer_responder_resources = ev.responder_resources as u32;
+            st.info.peer_initiator_depth = ev.initiator_depth as u32;
+            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
+            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
+            st.info.device = dev.name();
+            st.info.responder_resources = resp;
+            st.info.initiator_depth = init;
+        }
+        let qp = child.create_qp(QpCaps {
+            send_wr: SEND_DEPTH,
+            recv_wr: RECV_DEPTH,
+        })?;
+        self.post_initial_recvs(qp, &dev)?;
+        self.attach(&dev)?;
+        hid.accept(&ConnParam {
+            responder_resources: resp as u8,
+            initiator_depth: init as u8,
+            retry_count: 7,
+            rnr_retry_count: 7,
+        })
+    }
+
+    /// `IOCTL_DISCONNECT`.
+    pub(crate) fn disconnect(&self) -> Result {
+        {
+            let st = self.st.lock();
+            if st.state != abi::state::CONNECTED {
+                return Err(errno::ENOTCONN());
+            }
+        }
+        let ep = self.ep.lock();
+        match &ep.id {
+            Some(id) => id.disconnect(),
+            None => Err(errno::ENOTCONN()),
+        }
+    }
+
+    /// Tears everything down: called when the file is released and when the
+    /// connection's device goes away. Waiters get `err`.
+    pub(crate) fn shutdown(&self, err: Error) {
+        let (listener, id) = {
+            let mut ep = self.ep.lock();
+            (ep.listener.take(), ep.id.take())
+        };
+        {
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, err);
+        }
+        // Outside the locks: these wait for running handlers and drain the QP
+        // (whose completions take `st`).
+        drop(listener);
+        drop(id);
+        // With the QP gone no peer can reach a window: now they can go.
+        let windows = core::mem::replace(&mut *self.windows.lock(), KVec::new());
+        drop(windows);
+        let index = self.st.lock().device_index.take();
+        if let Some(index) = index {
+            self.registry.detach(index, self.key());
+        }
+        // Buffers the drain gave back are freed with the queues.
+        let mut st = self.st.lock();
+        while st.rx.pop().is_some() {}
+        while st.repost.pop().is_some() {}
+        for b in st.op_bufs.iter_mut() {
+            *b = None;
+        }
+    }
+
+    fn require_connected(st: &St) -> Result {
+        match st.state {
+            abi::state::CONNECTED => Ok(()),
+            abi::state::CLOSED => Err(Self::closed_error(st)),
+            _ => Err(errno::ENOTCONN()),
+        }
+    }
+
+    /// Reposts free receive buffers and, when the peer needs them, sends the
+    /// credits back. Process context, `ep` not held.
+    fn pump(self: &Arc<Self>) -> Result {
+        let ep = self.ep.lock();
+        let Some(qp) = ep.id.as_ref().and_then(|id| id.qp()) else {
+            return Err(errno::ENOTCONN());
+        };
+        loop {
+            let buf = self.st.lock().repost.pop();
+            let Some(buf) = buf else { break };
+            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+            self.st.lock().pending_grant += 1;
+        }
+        let (grant, low) = {
+            let mut st = self.st.lock();
+            let due = st.pending_grant > 0
+                && (st.peer_low || st.pending_grant >= RECV_DEPTH / 2)
+                && st.credits >= 1;
+            if !due {
+                return Ok(());
+            }
+            st.credits -= 1;
+            st.peer_low = false;
+            st.sends_inflight += 1;
+            let grant = core::mem::take(&mut st.pending_grant);
+            (grant, st.credits < 2)
+        };
+        let hdr = WireHdr {
+            flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
+            grant,
+            msg_len: 0,
+            offset: 0,
+        };
+        let dev = qp.pd().device().clone();
+        let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
+            let mut cpu = buf.into_cpu();
+            hdr.write(&mut cpu)?;
+            qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send, true)
+                .map_err(|(e, _)| e)
+        });
+        if r.is_err() {
+            let mut st = self.st.lock();
+            st.sends_inflight -= 1;
+            st.pending_grant += grant;
+        }
+        r
+    }
+
+    /// `IOCTL_SEND`: one message of `len` bytes from user memory.
+    pub(crate) fn send(self: &Arc<Self>, x: &abi::Xfer) -> Result {
+        if x.flags != 0 {
+            return Err(EINVAL);
+        }
+        if x.len > abi::MAX_MSG_SIZE {
+            return Err(errno::EMSGSIZE());
+        }
+        let len = x.len as usize;
+        let frags = len.div_ceil(FRAG).max(1);
+        let timeout = timeout_of(x.timeout_ms);
+        let _whole = self.send_lock.lock();
+        Self::require_connected(&self.st.lock())?;
+
+        // Take every credit the message needs before sending any fragment,
+        // so a signal or timeout never leaves half a message on the wire.
+        loop {
+            self.pump()?;
+            let got = self.wait(timeout, |st| {
+                if let Err(e) = Self::require_connected(st) {
+                    return Some(Err(e));
+                }
+                if st.credits as usize > frags {
+                    st.credits -= frags as u32;
+                    return Some(Ok(true));
+                }
+                // Free receives to repost: go back and pump.
+                if st.repost.len() > 0 {
+                    return Some(Ok(false));
+                }
+                None
+            })?;
+            if got {
+                break;
+            }
+        }
+
+        let dev = {
+            let ep = self.ep.lock();
+            let qp = ep
+                .id
+                .as_ref()
+                .and_then(|id| id.qp())
+                .ok_or(errno::ENOTCONN())?;
+            qp.pd().device().clone()
+        };
+        let mut reader = UserSlice::new(x.buf as usize, len).reader();
+        let mut sent = 0;
+        let mut result = Ok(());
+        for i in 0..frags {
+            let chunk = (len - i * FRAG).min(FRAG);
+            let r = self.send_fragment(&dev, &mut reader, i, frags, chunk, len);
+            if let Err(e) = r {
+                // Credits of fragments never posted go back.
+                self.st.lock().credits += (frags - i) as u32;
+                result = Err(e);
+                break;
+            }
+            sent += 1;
+        }
+        // Every posted fragment completes (a failure closes the connection).
+        let done = self.wait(timeout.max(abi::DEFAULT_TIMEOUT_MS), |st| {
+            if st.sends_inflight == 0 {
+                return Some(Ok(()));
+            }
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            None
+        });
+        let _ = sent;
+        result.and(done)
+    }
+
+    fn send_fragment(
+        self: &Arc<Self>,
+        dev: &DeviceRef,
+        reader: &mut kernel::uaccess::UserSliceReader,
+        i: usize,
+        frags: usize,
+        chunk: usize,
+        len: usize,
+    ) -> Result {
+        let buf = DeviceBuf::alloc(dev, HDR + chunk.max(1), Direction::ToDevice)?;
+        let mut cpu = buf.into_cpu();
+        reader.read_slice(cpu.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
+        let (grant, low) = {
+            let mut st = self.st.lock();
+            st.peer_low = false;
+            st.sends_inflight += 1;
+            (core::mem::take(&mut st.pending_grant), st.credits < 2)
+        };
+        let mut flags = 0;
+        if i == 0 {
+            flags |= abi::WIRE_FIRST;
+        }
+        if i + 1 == frags {
+            flags |= abi::WIRE_LAST;
+        }
+        if low {
+            flags |= abi::WIRE_LOW;
+        }
+        WireHdr {
+            flags,
+            grant,
+            msg_len: len as u32,
+            offset: (i * FRAG) as u32,
+        }
+        .write(&mut cpu)?;
+        let ep = self.ep.lock();
+        let r = match ep.id.as_ref().and_then(|id| id.qp()) {
+            Some(qp) => qp
+                .post_send(
+                    self,
+                    Work::Send(cpu.into_device(), HDR + chunk),
+                    SendOp::Send,
+                    true,
+                )
+                .map_err(|(e, _)| e),
+            None => Err(errno::ENOTCONN()),
+        };
+        if r.is_err() {
+            let mut st = self.st.lock();
+            st.sends_inflight -= 1;
+            st.pending_grant += grant;
+        }
+        r
+    }
+
+    /// `IOCTL_RECV`: the next message, into user memory. Returns its length.
+    pub(crate) fn recv(self: &Arc<Self>, x: &abi::Xfer) -> Result<u64> {
+        if x.flags != 0 {
+            return Err(EINVAL);
+        }
+        let timeout = timeout_of(x.timeout_ms);
+        // Wait until a whole message is here; nothing is taken before that,
+        // so a signal or a timeout leaves the queue as it was.
+        let msg_len = loop {
+            self.pump()?;
+            let r = self.wait(timeout, |st| {
+                if let Some(f) = st.rx.front() {
+                    let msg_len = f.hdr.msg_len as usize;
+                    let frags = msg_len.div_ceil(FRAG).max(1);
+                    if st.rx.len() >= frags {
+                        return Some(Ok(Some(msg_len)));
+                    }
+                }
+                if st.repost.len() > 0 {
+                    return Some(Ok(None));
+                }
+                if let Err(e) = Self::require_connected(st) {
+                    return Some(Err(e));
+                }
+                None
+            })?;
+            if let Some(n) = r {
+                break n;
+            }
+        };
+        if msg_len as u64 > x.len {
+            return Err(errno::EMSGSIZE());
+        }
+        let frags = msg_len.div_ceil(FRAG).max(1);
+        let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
+        let mut result = Ok(());
+        for _ in 0..frags {
+            let f = self.st.lock().rx.pop();
+            let Some(f) = f else { break };
+            if result.is_ok() {
+                result = match f.buf.get(HDR..f.len.max(HDR)) {
+                    Some(payload) => writer.write_slice(payload),
+                    None => Err(errno::EPROTO()),
+                };
+            }
+            // The buffer goes back to the device and is reposted.
+            let _ = self.st.lock().repost.push(f.buf.into_device());
+        }
+        self.pump()?;
+        result.map(|()| msg_len as u64)
+    }
+}
+
+impl Conn {
+    /// Posts `steps` as one operation and waits for all of them. Returns
+    /// the buffers the completions gave back, by step.
+    fn run_op(
+        self: &Arc<Self>,
+        timeout_ms: u32,
+        steps: KVec<Step>,
+    ) -> Result<KVec<Option<DeviceBuf>>> {
+        let n = steps.len();
+        if n == 0 || n > OP_MAX_CHUNKS {
+            return Err(EINVAL);
+        }
+        let gen = {
+            let mut st = self.st.lock();
+            Self::require_connected(&st)?;
+            st.op_gen += 1;
+            st.op_pending = n as u32;
+            st.op_error = None;
+            for b in st.op_bufs.iter_mut() {
+                *b = None;
+            }
+            st.op_gen
+        };
+        let mut posted = 0;
+        let mut result = Ok(());
+        {
+            let ep = self.ep.lock();
+            let qp = ep.id.as_ref().and_then(|id| id.qp());
+            for (idx, step) in steps.into_iter().enumerate() {
+                let Some(qp) = qp else {
+                    result = Err(errno::ENOTCONN());
+                    break;
+                };
+                let r = match step {
+                    Step::Send(op, buf, len) => {
+                        let w = Work::Op { gen, idx, buf, len };
+                        qp.post_send(self, w, op, true)
+                    }
+                    Step::Reg(mr, access) => {
+                        let w = Work::Op {
+                            gen,
+                            idx,
+                            buf: None,
+                            len: 0,
+                        };
+                        qp.post_reg_mr(self, w, &mr, access)
+                    }
+                    Step::Inv(mr) => {
+                        let w = Work::Op {
+                            gen,
+                            idx,
+                            buf: None,
+                            len: 0,
+                        };
+                        qp.post_local_inv(self, w, &mr)
+                    }
+                };
+                if let Err((e, _)) = r {
+                    result = Err(e);
+                    break;
+                }
+                posted += 1;
+            }
+        }
+        if result.is_err() {
+            // Steps never posted will not complete.
+            let mut st = self.st.lock();
+            st.op_pending -= (n - posted) as u32;
+        }
+        // Posted steps always complete: successfully, with an error, or
+        // flushed when the connection goes down.
+        let done = self.wait(timeout_of(timeout_ms), |st| {
+            (st.op_pending == 0).then(|| st.op_error.map_or(Ok(()), Err))
+        });
+        result?;
+        done?;
+        let mut st = self.st.lock();
+        let mut out = KVec::with_capacity(n, GFP_KERNEL)?;
+        for b in st.op_bufs.iter_mut().take(n) {
+            out.push(b.take(), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
+    fn op_device(&self) -> Result<DeviceRef> {
+        let ep = self.ep.lock();
+        let qp = ep
+            .id
+            .as_ref()
+            .and_then(|id| id.qp())
+            .ok_or(errno::ENOTCONN())?;
+        Ok(qp.pd().device().clone())
+    }
+
+    /// `IOCTL_RDMA_WRITE` and `IOCTL_RDMA_READ`.
+    pub(crate) fn rdma(self: &Arc<Self>, r: &abi::Rdma, write: bool) -> Result {
+        if r.len == 0 || r.len > abi::MAX_MSG_SIZE {
+            return Err(EINVAL);
+        }
+        let _one = self.op_lock.lock();
+        Self::require_connected(&self.st.lock())?;
+        let dev = self.op_device()?;
+        let len = r.len as usize;
+        let mut reader = UserSlice::new(r.buf as usize, len).reader();
+        let mut steps = KVec::new();
+        let mut off = 0;
+        while off < len {
+            let chunk = (len - off).min(OP_CHUNK);
+            let remote_addr = r.remote_addr.wrapping_add(off as u64);
+            let step = if write {
+                let mut cpu = DeviceBuf::alloc(&dev, chunk, Direction::ToDevice)?.into_cpu();
+                reader.read_slice(&mut cpu)?;
+                let op = SendOp::Write {
+                    remote_addr,
+                    rkey: r.rkey,
+                };
+                Step::Send(op, Some(cpu.into_device()), chunk)
+            } else {
+                let buf = DeviceBuf::alloc(&dev, chunk, Direction::FromDevice)?;
+                let op = SendOp::Read {
+                    remote_addr,
+                    rkey: r.rkey,
+                };
+                Step::Send(op, Some(buf), chunk)
+            };
+            steps.push(step, GFP_KERNEL)?;
+            off += chunk;
+        }
+        let bufs = self.run_op(r.timeout_ms, steps)?;
+        if !write {
+            let mut writer = UserSlice::new(r.buf as usize, len).writer();
+            for b in bufs {
+                let cpu = b.ok_or(EIO)?.into_cpu();
+                writer.write_slice(&cpu)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `IOCTL_ATOMIC`: returns the remote value before the operation.
+    pub(crate) fn atomic(self: &Arc<Self>, a: &abi::AtomicOp) -> Result<u64> {
+        if a.reserved != 0 || a.remote_addr % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let op = match a.op {
+            abi::ATOMIC_CMP_SWAP => SendOp::CompareSwap {
+                remote_addr: a.remote_addr,
+                rkey: a.rkey,
+                compare: a.compare_add,
+                swap: a.swap,
+            },
+            abi::ATOMIC_FETCH_ADD if a.swap == 0 => SendOp::FetchAdd {
+                remote_addr: a.remote_addr,
+                rkey: a.rkey,
+                add: a.compare_add,
+            },
+            _ => return Err(EINVAL),
+        };
+        let _one = self.op_lock.lock();
+        Self::require_connected(&self.st.lock())?;
+        let buf = DeviceBuf::alloc(&self.op_device()?, 8, Direction::FromDevice)?;
+        let mut steps = KVec::new();
+        steps.push(Step::Send(op, Some(buf), 8), GFP_KERNEL)?;
+        let mut bufs = self.run_op(a.timeout_ms, steps)?;
+        let cpu = bufs
+            .iter_mut()
+            .next()
+            .and_then(Option::take)
+            .ok_or(EIO)?
+            .into_cpu();
+        let bytes: [u8; 8] = cpu.get(..8).and_then(|b| b.try_into().ok()).ok_or(EIO)?;
+        // The device writes the original value in host order (the verbs
+        // convention for atomic results).
+        Ok(u64::from_ne_bytes(bytes))
+    }
+
+    /// `IOCTL_EXPOSE`: a zeroed buffer the peer may access as asked, and no
+    /// more. Returns (address, rkey, id).
+    pub(crate) fn expose(self: &Arc<Self>, e: &abi::Expose) -> Result<(u64, u32, u32)> {
+        let known = abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC;
+        if e.reserved != 0 || e.access == 0 || e.access & !known != 0 {
+            return Err(EINVAL);
+        }
+        if e.len == 0 || e.len > abi::MAX_WINDOW_SIZE {
+            return Err(EINVAL);
+        }
+        let mut access = Access::NONE;
+        if e.access & abi::ACCESS_READ != 0 {
+            access = access.union(Access::REMOTE_READ);
+        }
+        if e.access & abi::ACCESS_WRITE != 0 {
+            access = access.union(Access::REMOTE_WRITE);
+        }
+        if e.access & abi::ACCESS_ATOMIC != 0 {
+            access = access.union(Access::REMOTE_ATOMIC);
+        }
+        let _one = self.op_lock.lock();
+        Self::require_connected(&self.st.lock())?;
+        let len = e.len as usize;
+        let (dev, pd) = {
+            let ep = self.ep.lock();
+            let qp = ep
+                .id
+                .as_ref()
+                .and_then(|id| id.qp())
+                .ok_or(errno::ENOTCONN())?;
+            (qp.pd().device().clone(), qp.pd().clone())
+        };
+        let id = {
+            let windows = self.windows.lock();
+            if windows.len() >= abi::MAX_WINDOWS as usize {
+                return Err(ENOSPC);
+            }
+            (0..abi::MAX_WINDOWS)
+                .find(|i| windows.iter().all(|w| w.id != *i))
+                .ok_or(ENOSPC)?
+        };
+        // Whole pages: kmalloc returns page-aligned memory for these sizes,
+        // so the window's address can be page-aligned too.
+        let pages = len.div_ceil(PAGE);
+        let buf = DeviceBuf::alloc(&dev, pages * PAGE, Direction::Bidirectional)?;
+        let mut mr = Mr::frwr(&pd, pages as u32)?;
+        // Not a kernel address: the window id in the high bits.
+        mr.map(&buf, len, (u64::from(id) + 1) << 32)?;
+        let mr = Arc::new(mr, GFP_KERNEL)?;
+        let (addr, rkey) = (mr.iova(), mr.rkey());
+        self.windows.lock().push(
+            Window {
+                id,
+                len,
+                mr: mr.clone(),
+                buf: Some(buf),
+                live: false,
+            },
+            GFP_KERNEL,
+        )?;
+        let mut steps = KVec::new();
+        steps.push(Step::Reg(mr, access), GFP_KERNEL)?;
+        self.run_op(abi::DEFAULT_TIMEOUT_MS, steps)?;
+        if let Some(w) = self.windows.lock().iter_mut().find(|w| w.id == id) {
+            w.live = true;
+        }
+        Ok((addr, rkey, id))
+    }
+
+    /// `IOCTL_REVOKE`: invalidate the key, then free the window.
+    pub(crate) fn revoke(self: &Arc<Self>, id: u32) -> Result {
+        let _one = self.op_lock.lock();
+        let mr = {
+            let windows = self.windows.lock();
+            let w = windows
+                .iter()
+                .find(|w| w.id == id && w.live)
+                .ok_or(ENOENT)?;
+            w.mr.clone()
+        };
+        let mut steps = KVec::new();
+        steps.push(Step::Inv(mr), GFP_KERNEL)?;
+        let r = self.run_op(abi::DEFAULT_TIMEOUT_MS, steps);
+        let mut windows = self.windows.lock();
+        if let Some(w) = windows.iter_mut().find(|w| w.id == id) {
+            w.live = false;
+        }
+        r?;
+        // The key is dead: the window can go now.
+        let keep = core::mem::replace(&mut *windows, KVec::new());
+        for w in keep {
+            if w.id != id {
+                windows.push(w, GFP_KERNEL)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `IOCTL_WINDOW_READ` / `IOCTL_WINDOW_WRITE`: copy between a window and
+    /// user memory.
+    pub(crate) fn window_io(&self, io: &abi::WindowIo, to_user: bool) -> Result {
+        if io.reserved != 0 {
+            return Err(EINVAL);
+        }
+        let mut windows = self.windows.lock();
+        let w = windows
+            .iter_mut()
+            .find(|w| w.id == io.id && w.live)
+            .ok_or(ENOENT)?;
+        let end = io.offset.checked_add(io.len).ok_or(EINVAL)?;
+        if end > w.len as u64 {
+            return Err(EINVAL);
+        }
+        let (off, len) = (io.offset as usize, io.len as usize);
+        let mut cpu = w.buf.take().ok_or(EBUSY)?.into_cpu();
+        let r = match cpu.get_mut(off..off + len) {
+            Some(part) if to_user => UserSlice::new(io.buf as usize, len)
+                .writer()
+                .write_slice(part),
+            Some(part) => UserSlice::new(io.buf as usize, len)
+                .reader()
+                .read_slice(part),
+            None => Err(EINVAL),
+        };
+        w.buf = Some(cpu.into_device());
+        r
+    }
+}
+
+impl CompletionHandler for Conn {
+    type Ctx = Work;
+
+    fn complete(&self, wc: &Wc, ctx: Work) {
+        let mut st = self.st.lock();
+        match ctx {
+            Work::Recv(buf) => {
+                if !wc.ok() {
+                    if !wc.flushed() {
+                        pr_debug!(
+                            "receive failed: {}\n",
+                            wc.status_msg().to_str().unwrap_or("?")
+                        );
+                    }
+                    self.close_locked(&mut st, wc.errno());
+                    return;
+                }
+                let cpu = buf.into_cpu();
+                let len = (wc.byte_len as usize).min(cpu.len());
+                let Some(hdr) = cpu.get(..len).and_then(WireHdr::read) else {
+                    pr_debug!("bad wire header\n");
+                    self.close_locked(&mut st, errno::EPROTO());
+                    return;
+                };
+                st.credits += hdr.grant;
+                st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
+                if hdr.flags & abi::WIRE_CREDIT != 0 {
+                    let _ = st.repost.push(cpu.into_device());
+                } else if let Err(f) = st.rx.push(Fragment { hdr, buf: cpu, len }) {
+                    // More fragments than receives: the peer broke the rules.
+                    drop(f);
+                    self.close_locked(&mut st, errno::EPROTO());
+                    return;
+                }
+            }
+            Work::Op { gen, idx, buf, .. } => {
+                if gen != st.op_gen {
+                    // An interrupted earlier operation: its buffer just goes.
+                    drop(buf);
+                    return;
+                }
+                if let Some(slot) = st.op_bufs.get_mut(idx) {
+                    *slot = buf;
+                }
+                st.op_pending = st.op_pending.saturating_sub(1);
+                if !wc.ok() && st.op_error.is_none() {
+                    if !wc.flushed() {
+                        pr_debug!(
+                            "one-sided step failed: {}\n",
+                            wc.status_msg().to_str().unwrap_or("?")
+                        );
+                    }
+                    st.op_error = Some(wc.errno());
+                }
+            }
+            Work::Send(buf, _) => {
+                drop(buf);
+                st.sends_inflight = st.sends_inflight.saturating_sub(1);
+                if !wc.ok() {
+                    if !wc.flushed() {
+                        pr_debug!("send failed: {}\n", wc.status_msg().to_str().unwrap_or("?"));
+                    }
+                    self.close_locked(&mut st, wc.errno());
+                    return;
+                }
+            }
+        }
+        self.cv.notify_all();
+    }
+}
+
+impl CmHandler for Conn {
+    fn event(this: &Arc<Self>, id: &HandlerId<'_, Self>, ev: &CmEvent) {
+        if ev.kind == CmEventKind::ConnectRequest {
+            this.on_request(id, ev);
+            return;
+        }
+        this.on_event(ev);
+    }
+}
+
+impl Conn {
+    fn on_event(&self, ev: &CmEvent) {
+        if ev.status != 0 {
+            pr_debug!("cm event {:?}, status {}\n", ev.kind, ev.status);
+        }
+        let mut st = self.st.lock();
+        match ev.kind {
+            CmEventKind::AddrResolved | CmEventKind::RouteResolved => {
+                st.cm_event = Some(ev.kind);
+            }
+            CmEventKind::Established => {
+                if st.state == abi::state::CONNECTING {
+                    st.state = abi::state::CONNECTED;
+                    if st.info.peer_responder_resources == 0 && st.info.peer_initiator_depth == 0 {
+                        // Active side: the values the passive side accepted.
+                        st.info.responder_resources = ev.responder_resources as u32;
+                        st.info.initiator_depth = ev.initiator_depth as u32;
+                    }
+                }
+            }
+            CmEventKind::AddrError | CmEventKind::RouteError => {
+                self.close_locked(&mut st, errno::EHOSTUNREACH());
+            }
+            CmEventKind::Unreachable | CmEventKind::ConnectError => {
+                self.close_locked(&mut st, errno::ENETUNREACH());
+            }
+            CmEventKind::Rejected => self.close_locked(&mut st, errno::ECONNREFUSED()),
+            CmEventKind::Disconnected => self.close_locked(&mut st, errno::ECONNRESET()),
+            CmEventKind::DeviceRemoval => self.close_locked(&mut st, ENODEV),
+            _ => {}
+        }
+        self.cv.notify_all();
+    }
+}
+
+impl DeviceUser for Conn {
+    fn device_removed(&self) {
+        self.shutdown(ENODEV);
+    }
+}

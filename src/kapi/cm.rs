@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rdma_cm ids whose event handler is a Rust trait.
+//!
+//! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h).
+//!
+//! Rules of the kernel rdma_cm that the types encode:
+//! - handlers of one id are serialized, run in process context and hold the
+//!   id's handler mutex; `rdma_accept()` needs that mutex, so accepting is a
+//!   method of [`HandlerId`], which only exists inside a handler;
+//! - returning non-zero from a handler destroys the id: the trampoline does so
+//!   only for a connection request the handler did not adopt;
+//! - `rdma_destroy_id()` waits for running handlers, so a [`CmId`] must not be
+//!   dropped inside its own handler (documented, not enforced);
+//! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
+
+use super::bindings;
+use super::ib::{Device, DeviceRef};
+use super::verbs::{Cq, Pd, Qp, QpCaps};
+use core::{cell::Cell, marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    ffi::c_int,
+    prelude::*,
+    sync::Arc,
+};
+
+/// An IPv4 or IPv6 address and port, as `struct sockaddr_storage`.
+pub(crate) struct SockAddr(bindings::__kernel_sockaddr_storage);
+
+impl SockAddr {
+    /// `addr:port`, IPv4.
+    pub(crate) fn v4(addr: [u8; 4], port: u16) -> Self {
+        // SAFETY: zero is a valid `sockaddr_storage`.
+        let mut ss: bindings::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
+        // SAFETY: `sockaddr_in` fits in and aligns with `sockaddr_storage`.
+        let sin = unsafe { &mut *core::ptr::addr_of_mut!(ss).cast::<bindings::sockaddr_in>() };
+        sin.sin_family = bindings::AF_INET as u16;
+        sin.sin_port = port.to_be();
+        sin.sin_addr.s_addr = u32::from_ne_bytes(addr);
+        Self(ss)
+    }
+
+    /// `[addr]:port`, IPv6.
+    pub(crate) fn v6(addr: [u8; 16], port: u16) -> Self {
+        // SAFETY: zero is a valid `sockaddr_storage`.
+        let mut ss: bindings::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
+        // SAFETY: `sockaddr_in6` fits in and aligns with `sockaddr_storage`.
+        let sin6 = unsafe { &mut *core::ptr::addr_of_mut!(ss).cast::<bindings::sockaddr_in6>() };
+        sin6.sin6_family = bindings::AF_INET6 as u16;
+        sin6.sin6_port = port.to_be();
+        sin6.sin6_addr.in6_u.u6_addr8 = addr;
+        Self(ss)
+    }
+
+    fn as_raw(&self) -> *mut bindings::sockaddr {
+        core::ptr::addr_of!(self.0).cast_mut().cast()
+    }
+}
+
+/// The kind of an rdma_cm event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CmEventKind {
+    /// `rdma_resolve_addr()` finished.
+    AddrResolved,
+    /// Address resolution failed.
+    AddrError,
+    /// `rdma_resolve_route()` finished.
+    RouteResolved,
+    /// Route resolution failed.
+    RouteError,
+    /// A peer asks to connect (passive side; the id is a new child id).
+    ConnectRequest,
+    /// Connecting failed.
+    ConnectError,
+    /// The peer is unreachable.
+    Unreachable,
+    /// The peer rejected the connection.
+    Rejected,
+    /// The connection is up.
+    Established,
+    /// The connection went down.
+    Disconnected,
+    /// The RDMA device is going away.
+    DeviceRemoval,
+    /// The QP left the time-wait state.
+    TimewaitExit,
+    /// Anything else (address change, multicast, ...).
+    Other(u32),
+}
+
+impl CmEventKind {
+    fn from_raw(e: u32) -> Self {
+        match e {
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED => Self::AddrResolved,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR => Self::AddrError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED => Self::RouteResolved,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR => Self::RouteError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => Self::ConnectRequest,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR => Self::ConnectError,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE => Self::Unreachable,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED => Self::Rejected,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED => Self::Established,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => Self::Disconnected,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL => Self::DeviceRemoval,
+            bindings::rdma_cm_event_type_RDMA_CM_EVENT_TIMEWAIT_EXIT => Self::TimewaitExit,
+            other => Self::Other(other),
+        }
+    }
+}
+
+/// An rdma_cm event, as the handler sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CmEvent {
+    /// What happened.
+    pub(crate) kind: CmEventKind,
+    /// The event's status (a negative errno, or a reject reason).
+    pub(crate) status: i32,
+    /// Connection events: READ/atomic requests this side serves, from the
+    /// peer's point of view already turned into ours.
+    pub(crate) responder_resources: u8,
+    /// Connection events: READ/atomic requests this side may issue.
+    pub(crate) initiator_depth: u8,
+}
+
+/// Parameters of `rdma_connect()` / `rdma_accept()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ConnParam {
+    /// READ/atomic requests this side serves (becomes the QP's
+    /// `max_dest_rd_atomic`).
+    pub(crate) responder_resources: u8,
+    /// READ/atomic requests this side may have outstanding (`max_rd_atomic`).
+    pub(crate) initiator_depth: u8,
+    /// Transport retries (connect only).
+    pub(crate) retry_count: u8,
+    /// RNR retries; 7 means "forever".
+    pub(crate) rnr_retry_count: u8,
+}
+
+impl ConnParam {
+    fn raw(&self) -> bindings::rdma_conn_param {
+        // SAFETY: zero is a valid `rdma_conn_param` (no private data).
+        let mut p: bindings::rdma_conn_param = unsafe { core::mem::zeroed() };
+        p.responder_resources = self.responder_resources;
+        p.initiator_depth = self.initiator_depth;
+        p.retry_count = self.retry_count;
+        p.rnr_retry_count = self.rnr_retry_count;
+        p.flow_control = 1;
+        p
+    }
+}
+
+/// Receives the events of ids created with it.
+pub(crate) trait CmHandler: Send + Sync + 'static {
+    /// An event on `id`. Runs in process context with the id's handler mutex
+    /// held; may sleep; never concurrently for one id.
+    ///
+    /// For [`CmEventKind::ConnectRequest`] `id` is a new child id: keep it
+    /// with [`HandlerId::adopt`] and accept it with [`HandlerId::accept`];
+    /// an id that is not adopted is rejected and destroyed by rdma_cm.
+    fn event(this: &Arc<Self>, id: &HandlerId<'_, Self>, event: &CmEvent);
+}
+
+/// An rdma_cm id and the QP created on it. Dropping it destroys the QP
+/// (draining it first), then the id.
+///
+/// # Invariants
+///
+/// `id` is a live cm id whose `context` is an `Arc<H>` of which this object
+/// owns one count, and whose handler is `handler_trampoline::<H>`.
+pub(crate) struct CmId<H: CmHandler> {
+    id: NonNull<bindings::rdma_cm_id>,
+    qp: Option<Qp>,
+    _handler: PhantomData<Arc<H>>,
+}
+
+// SAFETY: the cm calls used here may be made from any thread; `H` is
+// `Send + Sync`.
+unsafe impl<H: CmHandler> Send for CmId<H> {}
+// SAFETY: `&CmId` allows only calls rdma_cm serializes itself.
+unsafe impl<H: CmHandler> Sync for CmId<H> {}
+
+impl<H: CmHandler> CmId<H> {
+    /// Creates an RC (`RDMA_PS_TCP`) id in the initial network namespace.
+    pub(crate) fn new(handler: Arc<H>) -> Result<Self> {
+        let ctx = Arc::into_raw(handler);
+        // SAFETY: `init_net` is a valid namespace; the handler and context
+        // stay valid for the id's lifetime (this object owns the context).
+        let id = unsafe {
+            bindings::rkrust_rdma_create_id(
+                core::ptr::addr_of_mut!(bindings::init_net),
+                Some(handler_trampoline::<H>),
+                ctx.cast_mut().cast(),
+                bindings::rdma_ucm_port_space_RDMA_PS_TCP,
+                bindings::ib_qp_type_IB_QPT_RC,
+            )
+        };
+        match from_err_ptr(id).ok().and_then(NonNull::new) {
+            // INVARIANT: created with the trampoline and the context above.
+            Some(id) => Ok(Self {
+                id,
+                qp: None,
+                _handler: PhantomData,
+            }),
+            None => {
+                // SAFETY: the id was not created, so the count is still ours.
+                drop(unsafe { Arc::from_raw(ctx) });
+                Err(from_err_ptr(id).err().unwrap_or(ENOMEM))
+            }
+        }
+    }
+
+    /// Starts address resolution to `dst`; `AddrResolved` or `AddrError`
+    /// follows.
+    pub(crate) fn resolve_addr(&self, dst: &SockAddr, timeout_ms: u32) -> Result {
+        // SAFETY: the id is live (type invariant); `dst` is valid.
+        to_result(unsafe {
+            bindings::rdma_resolve_addr(
+                self.id.as_ptr(),
+                core::ptr::null_mut(),
+                dst.as_raw(),
+                timeout_ms.min(i32::MAX as u32) as _,
+            )
+        })
+    }
+
+    /// Starts route resolution; `RouteResolved` or `RouteError` follows.
+    pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
+        // SAFETY: the id is live (type invariant).
+        to_result(unsafe { bindings::rdma_resolve_route(self.id.as_ptr(), timeout_ms as _) })
+    }
+
+    /// Binds to `addr` and listens; requests arrive as `ConnectRequest`.
+    pub(crate) fn listen(&self, addr: &SockAddr, backlog: i32) -> Result {
+        // SAFETY: the id is live (type invariant); `addr` is valid.
+        to_result(unsafe { bindings::rdma_bind_addr(self.id.as_ptr(), addr.as_raw()) })?;
+        // SAFETY: the id is live and bound.
+        to_result(unsafe { bindings::rdma_listen(self.id.as_ptr(), backlog) })
+    }
+
+    /// The device the id is bound to, once an address is resolved.
+    pub(crate) fn device(&self) -> Option<DeviceRef> {
+        // SAFETY: the id is live; `device` is set when the id binds and stays
+        // until the id is destroyed (rdma_cm holds the device meanwhile).
+        let dev = unsafe { (*self.id.as_ptr()).device };
+        if dev.is_null() {
+            return None;
+        }
+        // SAFETY: non-null and held by rdma_cm (see above).
+        DeviceRef::new(unsafe { Device::from_raw(dev) })
+    }
+
+    /// Creates the RC QP of this id with its own PD and CQ on the id's device.
+    pub(crate) fn create_qp(&mut self, caps: QpCaps) -> Result<&Qp> {
+        if self.qp.is_some() {
+            return Err(EBUSY);
+        }
+        let dev = self.device().ok_or(ENODEV)?;
+        let pd = Arc::new(Pd::new(&dev)?, GFP_KERNEL)?;
+        let cq = Cq::new(&dev, caps.send_wr + caps.recv_wr)?;
+        // SAFETY: the id is live and bound to `dev`; the QP is dropped before
+        // the id (see `Drop`).
+        let qp = unsafe { Qp::create(self.id, pd, cq, caps) }?;
+        Ok(self.qp.insert(qp))
+    }
+
+    /// The QP, once created.
+    pub(crate) fn qp(&self) -> Option<&Qp> {
+        self.qp.as_ref()
+    }
+
+    /// Connects (active side, outside the handler); `Established`,
+    /// `Rejected`, `Unreachable` or `ConnectError` follows.
+    pub(crate) fn connect(&self, param: &ConnParam) -> Result {
+        let mut raw = param.raw();
+        // SAFETY: the id is live with a QP; `raw` is valid for the call.
+        to_result(unsafe { bindings::rdma_connect(self.id.as_ptr(), &mut raw) })
+    }
+
+    /// Starts a disconnect; `Disconnected` follows on both sides.
+    pub(crate) fn disconnect(&self) -> Result {
+        // SAFETY: the id is live (type invariant).
+        to_result(unsafe { bindings::rdma_disconnect(self.id.as_ptr()) })
+    }
+}
+
+impl<H: CmHandler> Drop for CmId<H> {
+    fn drop(&mut self) {
+        // The QP first: drained, destroyed, its CQ and PD freed.
+        drop(self.qp.take());
+        // SAFETY: the id is live (type invariant). This waits for running
+        // handlers, after which none runs again.
+        let ctx = unsafe {
+            let ctx = (*self.id.as_ptr()).context;
+            bindings::rdma_destroy_id(self.id.as_ptr());
+            ctx
+        };
+        // SAFETY: the id owned one count of the `Arc<H>` (type invariant),
+        // and no handler can use it any more.
+        drop(unsafe { Arc::from_raw(ctx.cast::<H>().cast_const()) });
+    }
+}
+
+/// The id an event is for, valid only inside the handler.
+pub(crate) struct HandlerId<'a, H: CmHandler + ?Sized> {
+    id: NonNull<bindings::rdma_cm_id>,
+    request: bool,
+    adopted: Cell<bool>,
+    _life: PhantomData<&'a H>,
+}
+
+impl<H: CmHandler> HandlerId<'_, H> {
+    /// Takes ownership of the child id of a connection request.
+    ///
+    /// The child shares the listener's handler; the returned [`CmId`] holds
+    /// its own count of it. Fails with `EINVAL` for other events or if
+    /// called twice.
+    pub(crate) fn adopt(&self) -> Result<CmId<H>> {
+        if !self.request || self.adopted.get() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the child's context is the listener's `Arc<H>`, alive while
+        // the listener's handler mutex is held (it is, during this event).
+        let ctx = unsafe { (*self.id.as_ptr()).context }
+            .cast::<H>()
+            .cast_const();
+        // SAFETY: `ctx` is a live `Arc<H>`. Borrow it without consuming the
+        // listener's count, and leak one new count for the child.
+        let listener = ManuallyDrop::new(unsafe { Arc::from_raw(ctx) });
+        let _ = Arc::into_raw(Arc::clone(&listener));
+        self.adopted.set(true);
+        // INVARIANT: the child's handler is the trampoline, its context an
+        // `Arc<H>` with a count now owned by the new object.
+        Ok(CmId {
+            id: self.id,
+            qp: None,
+            _handler: PhantomData,
+        })
+    }
+
+    /// Accepts the connection request (passive side). The QP must have been
+    /// created on the adopted id.
+    pub(crate) fn accept(&self, param: &ConnParam) -> Result {
+        if !self.request || !self.adopted.get() {
+            return Err(EINVAL);
+        }
+        let mut raw = param.raw();
+        // SAFETY: inside the handler, so the handler mutex is held, as
+        // `rdma_accept()` requires; the id is live.
+        to_result(unsafe { bindings::rdma_accept(self.id.as_ptr(), &mut raw) })
+    }
+}
+
+/// `rdma_cm_id::event_handler` of every id made through [`CmId::new`].
+///
+/// # Safety
+///
+/// Called by rdma_cm only, with a live id whose context is an `Arc<H>`.
+unsafe extern "C" fn handler_trampoline<H: CmHandler>(
+    id: *mut bindings::rdma_cm_id,
+    event: *mut bindings::rdma_cm_event,
+) -> c_int {
+    // SAFETY: rdma_cm passes a valid event.
+    let ev = unsafe { &*event };
+    let kind = CmEventKind::from_raw(ev.event);
+    // SAFETY: connection events carry `param.conn`; for others these bytes
+    // are unused and zero or stale, and only read as plain integers.
+    let conn = unsafe { ev.param.conn };
+    let event = CmEvent {
+        kind,
+        status: ev.status,
+        responder_resources: conn.responder_resources,
+        initiator_depth: conn.initiator_depth,
+    };
+    // SAFETY: the context is an `Arc<H>` kept alive by the id's owner (or,
+    // for a connection request, by the listener, whose handler mutex rdma_cm
+    // holds during the event).
+    // Borrowed: the count stays with the owner.
+    let handler = ManuallyDrop::new(unsafe { Arc::from_raw((*id).context.cast::<H>()) });
+    let hid = HandlerId::<H> {
+        // SAFETY: rdma_cm passes a valid id.
+        id: unsafe { NonNull::new_unchecked(id) },
+        request: kind == CmEventKind::ConnectRequest,
+        adopted: Cell::new(false),
+        _life: PhantomData,
+    };
+    H::event(&handler, &hid, &event);
+    // A request nobody adopted is rejected: rdma_cm destroys the child.
+    if hid.request && !hid.adopted.get() {
+        return super::errno::ECONNREFUSED().to_errno();
+    }
+    0
+}

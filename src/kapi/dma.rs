@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! DMA-mapped buffers whose owner, CPU or device, is part of the type.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+//! (`ib_dma_*`). The streaming DMA API hands a mapped buffer back and forth:
+//! after `ib_dma_map_single()` the device owns it; the CPU may touch it only
+//! after `ib_dma_sync_single_for_cpu()`, and must give it back with
+//! `ib_dma_sync_single_for_device()` before the device uses it again.
+//!
+//! Here that is two types. [`DeviceBuf`] is what a work request may point
+//! at; it has no way to reach the bytes. [`CpuBuf`] derefs to the bytes and has
+//! no DMA address. The only ways between them are [`DeviceBuf::into_cpu`] and
+//! [`CpuBuf::into_device`], which do the sync. A missing sync is therefore a
+//! type error, which matters because on rxe and siw the syncs are no-ops and
+//! no test could catch one.
+
+use super::bindings;
+use super::ib::DeviceRef;
+use core::ops::{Deref, DerefMut};
+use kernel::prelude::*;
+
+/// Which way data moves between memory and the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// The device reads (SEND source, RDMA WRITE source).
+    ToDevice,
+    /// The device writes (RECV target, RDMA READ target, atomic result).
+    FromDevice,
+    /// Both (a window a remote peer may read and write).
+    Bidirectional,
+}
+
+impl Direction {
+    fn raw(self) -> bindings::dma_data_direction {
+        match self {
+            Direction::ToDevice => bindings::dma_data_direction_DMA_TO_DEVICE,
+            Direction::FromDevice => bindings::dma_data_direction_DMA_FROM_DEVICE,
+            Direction::Bidirectional => bindings::dma_data_direction_DMA_BIDIRECTIONAL,
+        }
+    }
+}
+
+/// The mapping itself; unmapped on drop.
+///
+/// # Invariants
+///
+/// `addr` is the mapping of `buf` (`buf.len()` bytes) on `dev` in `dir`;
+/// `buf` is kmalloc memory (linear map), never vmalloc.
+struct Mapping {
+    dev: DeviceRef,
+    buf: KVec<u8>,
+    addr: u64,
+    dir: Direction,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `addr` maps `buf` on `dev` (type invariant) and is unmapped
+        // once, here, before `buf` is freed.
+        unsafe {
+            bindings::rkrust_ib_dma_unmap_single(
+                self.dev.as_raw(),
+                self.addr,
+                self.buf.len(),
+                self.dir.raw(),
+            )
+        };
+    }
+}
+
+/// A mapped buffer the device owns: it can be posted, not read or written.
+pub(crate) struct DeviceBuf(Mapping);
+
+/// A mapped buffer the CPU owns: it can be read and written, not posted.
+pub(crate) struct CpuBuf(Mapping);
+
+impl DeviceBuf {
+    /// Allocates `len` zeroed bytes and maps them for `dir` on `dev`.
+    pub(crate) fn alloc(dev: &DeviceRef, len: usize, dir: Direction) -> Result<Self> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
+        buf.extend_with(len, 0, GFP_KERNEL)?;
+        // SAFETY: `buf` is `len` bytes of kmalloc memory that lives as long as
+        // the mapping (both are in `Mapping`).
+        let addr = unsafe {
+            bindings::rkrust_ib_dma_map_single(
+                dev.as_raw(),
+                buf.as_mut_ptr().cast(),
+                len,
+                dir.raw(),
+            )
+        };
+        // SAFETY: `addr` was just returned by the map call on this device.
+        if unsafe { bindings::rkrust_ib_dma_mapping_error(dev.as_raw(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: mapped above; `KVec` memory comes from kmalloc.
+        Ok(Self(Mapping {
+            dev: dev.clone(),
+            buf,
+            addr,
+            dir,
+        }))
+    }
+
+    /// Hands the buffer to the CPU (`ib_dma_sync_single_for_cpu`).
+    pub(crate) fn into_cpu(self) -> CpuBuf {
+        let m = &self.0;
+        // SAFETY: a valid mapping (invariant of `Mapping`).
+        unsafe {
+            bindings::rkrust_ib_dma_sync_single_for_cpu(
+                m.dev.as_raw(),
+                m.addr,
+                m.buf.len(),
+                m.dir.raw(),
+            )
+        };
+        CpuBuf(self.0)
+    }
+
+    /// The kernel address of the memory, for building a scatterlist only.
+    pub(super) fn cpu_ptr(&self) -> *const u8 {
+        self.0.buf.as_ptr()
+    }
+
+    /// The bus address for a scatter/gather entry.
+    pub(crate) fn dma_addr(&self) -> u64 {
+        self.0.addr
+    }
+
+    /// The buffer's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.0.buf.len()
+    }
+}
+
+impl CpuBuf {
+    /// Hands the buffer to the device (`ib_dma_sync_single_for_device`).
+    pub(crate) fn into_device(self) -> DeviceBuf {
+        let m = &self.0;
+        // SAFETY: a valid mapping (invariant of `Mapping`).
+        unsafe {
+            bindings::rkrust_ib_dma_sync_single_for_device(
+                m.dev.as_raw(),
+                m.addr,
+                m.buf.len(),
+                m.dir.raw(),
+            )
+        };
+        DeviceBuf(self.0)
+    }
+}
+
+impl Deref for CpuBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0.buf
+    }
+}
+
+impl DerefMut for CpuBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0.buf
+    }
+}

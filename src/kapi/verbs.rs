@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Verbs objects: protection domain, completion queue, RC queue pair, and
+//! work requests whose buffers the queue pair owns while they are posted.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//!
+//! Completions use `struct ib_cqe` (`ib_alloc_cq()` with the workqueue poll
+//! context), never a raw CQ event handler: rxe calls raw handlers with the
+//! CQ lock held, and polling or re-arming from there deadlocks. Handlers run
+//! in process context, so they may take the same mutexes as ioctls; 6.12's
+//! Rust `SpinLock` has no `_bh` variant that a softirq handler would need.
+//!
+//! Ownership of a work request: posting moves a context (`H::Ctx`, which owns
+//! the request's [`DeviceBuf`]) into a heap box whose `ib_cqe` is the request's
+//! `wr_cqe`. The completion gives the box back to [`CompletionHandler::complete`].
+//! The queue pair is drained before it is destroyed, so every posted context
+//! comes back exactly once, and no buffer can be freed while the device may
+//! still touch it.
+
+use super::bindings;
+use super::dma::DeviceBuf;
+use super::errno;
+use super::ib::DeviceRef;
+use core::{
+    mem::{ManuallyDrop, MaybeUninit},
+    ptr::NonNull,
+};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    str::CStr,
+    sync::Arc,
+};
+
+/// A protection domain; deallocated on drop.
+///
+/// # Invariants
+///
+/// `ptr` is a PD allocated on `dev` by `ib_alloc_pd()`.
+pub(crate) struct Pd {
+    ptr: NonNull<bindings::ib_pd>,
+    dev: DeviceRef,
+}
+
+// SAFETY: a PD may be used and freed from any thread.
+unsafe impl Send for Pd {}
+// SAFETY: `&Pd` allows only reads of immutable fields.
+unsafe impl Sync for Pd {}
+
+impl Pd {
+    /// Allocates a PD on `dev`. `IB_PD_UNSAFE_GLOBAL_RKEY` is never asked for.
+    pub(crate) fn new(dev: &DeviceRef) -> Result<Self> {
+        // SAFETY: `dev` is a valid device (type invariant of `DeviceRef`).
+        let ptr = from_err_ptr(unsafe { bindings::rkrust_ib_alloc_pd(dev.as_raw(), 0) })?;
+        Ok(Self {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            dev: dev.clone(),
+        })
+    }
+
+    /// The lkey that covers all local memory for local access (never remote).
+    pub(crate) fn local_dma_lkey(&self) -> u32 {
+        // SAFETY: the PD is valid (type invariant); the field is immutable.
+        unsafe { (*self.ptr.as_ptr()).local_dma_lkey }
+    }
+
+    /// The device the PD is on.
+    pub(crate) fn device(&self) -> &DeviceRef {
+        &self.dev
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_pd {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Pd {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new`; everything created on it is gone first
+        // (owners drop the QP and MRs before the PD).
+        unsafe { bindings::rkrust_ib_dealloc_pd(self.ptr.as_ptr()) };
+    }
+}
+
+/// A completion queue polled from ib_core's completion workqueue; freed on
+/// drop.
+///
+/// # Invariants
+///
+/// `ptr` came from `ib_alloc_cq()` on `_dev`.
+pub(crate) struct Cq {
+    ptr: NonNull<bindings::ib_cq>,
+    _dev: DeviceRef,
+}
+
+// SAFETY: a CQ may be used and freed from any thread.
+unsafe impl Send for Cq {}
+// SAFETY: `&Cq` gives no access to the CQ's state.
+unsafe impl Sync for Cq {}
+
+impl Cq {
+    /// Allocates a CQ of `depth` entries on `dev`.
+    pub(crate) fn new(dev: &DeviceRef, depth: u32) -> Result<Self> {
+        let depth = i32::try_from(depth).map_err(|_| EINVAL)?;
+        // SAFETY: `dev` is valid; a null private pointer is allowed.
+        let ptr = from_err_ptr(unsafe {
+            bindings::rkrust_ib_alloc_cq(
+                dev.as_raw(),
+                core::ptr::null_mut(),
+                depth,
+                0,
+                bindings::ib_poll_context_IB_POLL_WORKQUEUE,
+            )
+        })?;
+        Ok(Self {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            _dev: dev.clone(),
+        })
+    }
+}
+
+impl Drop for Cq {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new`; the QP using it is destroyed first.
+        unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) };
+    }
+}
+
+/// Remote access rights of a memory region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Access(u32);
+
+impl Access {
+    /// Peers may RDMA READ.
+    pub(crate) const REMOTE_READ: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
+    /// Peers may RDMA WRITE.
+    pub(crate) const REMOTE_WRITE: Access =
+        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+    /// Peers may run atomics.
+    pub(crate) const REMOTE_ATOMIC: Access =
+        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
+    /// No remote access.
+    pub(crate) const NONE: Access = Access(0);
+
+    /// Both sets of rights.
+    pub(crate) const fn union(self, other: Access) -> Access {
+        Access(self.0 | other.0)
+    }
+
+    fn raw(self) -> u32 {
+        self.0
+    }
+}
+
+/// A fast-registration memory region (FRWR), deregistered on drop.
+///
+/// # Invariants
+///
+/// `ptr` came from `ib_alloc_mr(IB_MR_TYPE_MEM_REG)` on `_pd`.
+pub(crate) struct Mr {
+    ptr: NonNull<bindings::ib_mr>,
+    _pd: Arc<Pd>,
+}
+
+// SAFETY: an MR may be used and freed from any thread; its fields change
+// only through `&mut self`.
+unsafe impl Send for Mr {}
+// SAFETY: `&Mr` only reads the keys and the address.
+unsafe impl Sync for Mr {}
+
+impl Mr {
+    /// Allocates a region able to map `max_pages` pages.
+    pub(crate) fn frwr(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
+        // SAFETY: the PD is valid.
+        let ptr = from_err_ptr(unsafe {
+            bindings::ib_alloc_mr(
+                pd.as_raw(),
+                bindings::ib_mr_type_IB_MR_TYPE_MEM_REG,
+                max_pages,
+            )
+        })?;
+        Ok(Self {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            _pd: pd.clone(),
+        })
+    }
+
+    /// Maps the first `len` bytes of `buf` at address `iova` (whose offset
+    /// within a page must equal `buf`'s, so a page-aligned buffer takes a
+    /// page-aligned `iova`), and moves the key to a fresh value, so no key
+    /// of an earlier registration stays valid.
+    pub(crate) fn map(&mut self, buf: &DeviceBuf, len: usize, iova: u64) -> Result {
+        if len == 0 || len > buf.len() {
+            return Err(EINVAL);
+        }
+        // SAFETY: zero is a valid `scatterlist`.
+        let mut sg: bindings::scatterlist = unsafe { core::mem::zeroed() };
+        // SAFETY: `sg` is valid; the buffer is `len`+ bytes of linear-map
+        // memory.
+        unsafe { bindings::sg_init_one(&mut sg, buf.cpu_ptr().cast(), len as u32) };
+        sg.dma_address = buf.dma_addr();
+        sg.dma_length = len as u32;
+        let page = kernel::page::PAGE_SIZE as u32;
+        // SAFETY: the MR is valid (type invariant) and `sg` describes a
+        // mapped buffer; one entry.
+        let n = unsafe {
+            bindings::ib_map_mr_sg(self.ptr.as_ptr(), &mut sg, 1, core::ptr::null_mut(), page)
+        };
+        if n != 1 {
+            return Err(if n < 0 { Error::from_errno(n) } else { EINVAL });
+        }
+        // SAFETY: the MR is valid and not registered (we hold `&mut`).
+        unsafe {
+            let mr = self.ptr.as_ptr();
+            (*mr).iova = iova | (buf.dma_addr() & (page as u64 - 1));
+            let key = ((*mr).rkey as u8).wrapping_add(1);
+            bindings::rkrust_ib_update_fast_reg_key(mr, key);
+        }
+        Ok(())
+    }
+
+    /// The remote key.
+    pub(crate) fn rkey(&self) -> u32 {
+        // SAFETY: the MR is valid (type invariant).
+        unsafe { (*self.ptr.as_ptr()).rkey }
+    }
+
+    /// The address peers use for byte 0 of the mapping.
+    pub(crate) fn iova(&self) -> u64 {
+        // SAFETY: the MR is valid (type invariant).
+        unsafe { (*self.ptr.as_ptr()).iova }
+    }
+}
+
+impl Drop for Mr {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `frwr`; owners invalidate it, or destroy the QP,
+        // before dropping, and no request naming it is pending (requests keep
+        // their own reference).
+        unsafe { bindings::rkrust_ib_dereg_mr(self.ptr.as_ptr()) };
+    }
+}
+
+/// A work completion, `struct ib_wc`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wc {
+    /// `enum ib_wc_status`; 0 is success.
+    pub(crate) status: u32,
+    /// Bytes received (receive completions).
+    pub(crate) byte_len: u32,
+}
+
+impl Wc {
+    /// Whether the work request succeeded.
+    pub(crate) fn ok(&self) -> bool {
+        self.status == bindings::ib_wc_status_IB_WC_SUCCESS
+    }
+
+    /// Whether the request was flushed because the QP went to the error state.
+    pub(crate) fn flushed(&self) -> bool {
+        self.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
+    }
+
+    /// ib_core's text for the status, for logs.
+    pub(crate) fn status_msg(&self) -> &'static CStr {
+        // SAFETY: `ib_wc_status_msg()` returns a static string for any value.
+        unsafe { CStr::from_char_ptr(bindings::ib_wc_status_msg(self.status)) }
+    }
+
+    /// The errno a failed completion maps to.
+    pub(crate) fn errno(&self) -> Error {
+        match self.status {
+            bindings::ib_wc_status_IB_WC_SUCCESS => EINVAL,
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => errno::ECONNRESET(),
+            bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR
+            | bindings::ib_wc_status_IB_WC_LOC_PROT_ERR
+            | bindings::ib_wc_status_IB_WC_MW_BIND_ERR => EACCES,
+            bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR
+            | bindings::ib_wc_status_IB_WC_LOC_LEN_ERR
+            | bindings::ib_wc_status_IB_WC_REM_OP_ERR => errno::EREMOTEIO(),
+            bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR
+            | bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => errno::ETIMEDOUT(),
+            _ => EIO,
+        }
+    }
+}
+
+/// The context a posted work request carries: it owns the request's buffer.
+pub(crate) trait WorkCtx: Send {
+    /// The buffer of the request's single scatter/gather entry and how many
+    /// of its bytes to use; `None` for a request without data.
+    fn sge(&self) -> Option<(&DeviceBuf, usize)>;
+}
+
+/// Receives completions of the work requests posted with it.
+pub(crate) trait CompletionHandler: Send + Sync + 'static {
+    /// What travels with each work request.
+    type Ctx: WorkCtx;
+
+    /// A work request completed (successfully, with an error, or flushed).
+    /// Runs on ib_core's completion workqueue: may take mutexes, must not
+    /// block for long.
+    fn complete(&self, wc: &Wc, ctx: Self::Ctx);
+}
+
+/// One posted work request: its `ib_cqe` first, so `container_of` is a cast.
+#[repr(C)]
+struct Work<H: CompletionHandler> {
+    cqe: bindings::ib_cqe,
+    handler: Arc<H>,
+    ctx: H::Ctx,
+    /// A memory region the request names (registration, invalidation),
+    /// kept alive until it completes.
+    mr: Option<Arc<Mr>>,
+}
+
+/// `ib_cqe::done` of every work request posted through this module.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a completion whose `wr_cqe` is the `cqe`
+/// field of a `Work<H>` leaked by [`Qp::post_send`] or [`Qp::post_recv`].
+unsafe extern "C" fn work_done<H: CompletionHandler>(
+    _cq: *mut bindings::ib_cq,
+    wc: *mut bindings::ib_wc,
+) {
+    // SAFETY: ib_core passes a valid completion.
+    let wc = unsafe { &*wc };
+    // SAFETY: the `wr_cqe` member is the one set when posting.
+    let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
+    // SAFETY: `cqe` is the first field of a `Work<H>` (repr(C)) that was
+    // leaked from a `KBox` when posted; each completes exactly once, so
+    // ownership comes back here once.
+    let work = unsafe { KBox::from_raw(cqe.cast::<Work<H>>()) };
+    let Work {
+        handler, ctx, mr, ..
+    } = KBox::into_inner(work);
+    let wc = Wc {
+        status: wc.status,
+        byte_len: wc.byte_len,
+    };
+    handler.complete(&wc, ctx);
+    drop(mr);
+}
+
+/// The operation of a send-queue work request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SendOp {
+    /// A SEND of the context's buffer.
+    Send,
+    /// RDMA WRITE of the context's buffer to `remote_addr` under `rkey`.
+    Write {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// RDMA READ from `remote_addr` under `rkey` into the context's buffer.
+    Read {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// Compare-and-swap on 8 remote bytes; the original lands in the buffer.
+    CompareSwap {
+        /// Remote virtual address, 8-byte aligned.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Value expected.
+        compare: u64,
+        /// Value stored if the remote equals `compare`.
+        swap: u64,
+    },
+    /// Fetch-and-add on 8 remote bytes; the original lands in the buffer.
+    FetchAdd {
+        /// Remote virtual address, 8-byte aligned.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Value added.
+        add: u64,
+    },
+}
+
+/// Capacities of a queue pair.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QpCaps {
+    /// Send queue depth.
+    pub(crate) send_wr: u32,
+    /// Receive queue depth.
+    pub(crate) recv_wr: u32,
+}
+
+/// An RC queue pair created through an rdma_cm id, with its CQ and PD.
+///
+/// Dropping it drains the QP (every posted context completes, flushed if
+/// need be), destroys the QP, then frees the CQ and the PD, in that order.
+///
+/// # Invariants
+///
+/// `qp` is the QP `rdma_create_qp()` created on `id` with `pd` and `cq`;
+/// `id` outlives this object (the owner, [`super::cm::CmId`], drops the QP
+/// before destroying the id).
+pub(crate) struct Qp {
+    qp: NonNull<bindings::ib_qp>,
+    id: NonNull<bindings::rdma_cm_id>,
+    // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
+    // while memory regions hold it).
+    cq: ManuallyDrop<Cq>,
+    pd: ManuallyDrop<Arc<Pd>>,
+}
+
+// SAFETY: posting and draining are thread-safe in ib_core; the fields are
+// immutable after creation.
+unsafe impl Send for Qp {}
+// SAFETY: as above.
+unsafe impl Sync for Qp {}
+
+impl Qp {
+    /// Creates the QP on `id`.
+    ///
+    /// # Safety
+    ///
+    /// `id` must be a valid cm id bound to `pd`'s device that outlives the
+    /// returned object.
+    pub(super) unsafe fn create(
+        id: NonNull<bindings::rdma_cm_id>,
+        pd: Arc<Pd>,
+        cq: Cq,
+        caps: QpCaps,
+    ) -> Result<Self> {
+        // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks).
+        let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
+        attr.send_cq = cq.ptr.as_ptr();
+        attr.recv_cq = cq.ptr.as_ptr();
+        attr.cap.max_send_wr = caps.send_wr;
+        attr.cap.max_recv_wr = caps.recv_wr;
+        attr.cap.max_send_sge = 1;
+        attr.cap.max_recv_sge = 1;
+        attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
+        attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
+        // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
+        to_result(unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) })?;
+        // SAFETY: on success rdma_cm stored the new QP in `id->qp`.
+        let qp = unsafe { (*id.as_ptr()).qp };
+        Ok(Self {
+            qp: NonNull::new(qp).ok_or(EINVAL)?,
+            id,
+            cq: ManuallyDrop::new(cq),
+            pd: ManuallyDrop::new(pd),
+        })
+    }
+
+    /// The PD the QP is in.
+    pub(crate) fn pd(&self) -> &Arc<Pd> {
+        &self.pd
+    }
+
+    /// Posts a receive into `ctx`'s buffer. On failure `ctx` is given back.
+    pub(crate) fn post_recv<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        let work = self.box_work(handler, ctx)?;
+        let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
+        // SAFETY: zero is a valid `ib_recv_wr`.
+        let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
+        // SAFETY: `work` is a valid leaked box (see `box_work`).
+        let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.__bindgen_anon_1.wr_cqe = cqe;
+        // SAFETY: `work` is valid until it is posted or reclaimed below.
+        if let Some((addr, len)) = unsafe { Self::sge_of(work) } {
+            sge.write(bindings::ib_sge {
+                addr,
+                length: len,
+                lkey: self.pd().local_dma_lkey(),
+            });
+            wr.sg_list = sge.as_mut_ptr();
+            wr.num_sge = 1;
+        }
+        let mut bad = core::ptr::null();
+        // SAFETY: the QP is valid (type invariant), the WR and SGE are valid
+        // for the call; the buffer they name is owned by `work`, which the
+        // device owns until the completion hands it back.
+        let ret = unsafe { bindings::rkrust_ib_post_recv(self.qp.as_ptr(), &wr, &mut bad) };
+        // SAFETY: `work` was not posted if the call failed.
+        unsafe { Self::reclaim_on_error(ret, work) }
+    }
+
+    /// Posts a send-queue request. On failure `ctx` is given back.
+    pub(crate) fn post_send<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        op: SendOp,
+        signaled: bool,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        let work = self.box_work(handler, ctx)?;
+        let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
+        // SAFETY: zero is valid for these plain C structures.
+        let mut atomic: bindings::ib_atomic_wr = unsafe { core::mem::zeroed() };
+        // `ib_rdma_wr` and `ib_atomic_wr` both start with the `ib_send_wr`;
+        // the larger one is the storage for either.
+        let rdma = core::ptr::addr_of_mut!(atomic).cast::<bindings::ib_rdma_wr>();
+        let wr = &mut atomic.wr;
+        // SAFETY: `work` is a valid leaked box (see `box_work`).
+        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.send_flags = if signaled {
+            bindings::ib_send_flags_IB_SEND_SIGNALED
+        } else {
+            0
+        };
+        // SAFETY: `work` is valid until it is posted or reclaimed below.
+        if let Some((addr, len)) = unsafe { Self::sge_of(work) } {
+            sge.write(bindings::ib_sge {
+                addr,
+                length: len,
+                lkey: self.pd().local_dma_lkey(),
+            });
+            wr.sg_list = sge.as_mut_ptr();
+            wr.num_sge = 1;
+        }
+        match op {
+            SendOp::Send => wr.opcode = bindings::ib_wr_opcode_IB_WR_SEND,
+            SendOp::Write { remote_addr, rkey } | SendOp::Read { remote_addr, rkey } => {
+                wr.opcode = if matches!(op, SendOp::Write { .. }) {
+                    bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
+                } else {
+                    bindings::ib_wr_opcode_IB_WR_RDMA_READ
+                };
+                // SAFETY: `rdma` aliases the start of `atomic` (see above).
+                unsafe {
+                    (*rdma).remote_addr = remote_addr;
+                    (*rdma).rkey = rkey;
+                }
+            }
+            SendOp::CompareSwap {
+                remote_addr,
+                rkey,
+                compare,
+                swap,
+            } => {
+                wr.opcode = bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP;
+                atomic.remote_addr = remote_addr;
+                atomic.rkey = rkey;
+                atomic.compare_add = compare;
+                atomic.swap = swap;
+            }
+            SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add,
+            } => {
+                wr.opcode = bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD;
+                atomic.remote_addr = remote_addr;
+                atomic.rkey = rkey;
+                atomic.compare_add = add;
+            }
+        }
+        let mut bad = core::ptr::null();
+        // SAFETY: as in `post_recv`; `atomic.wr` heads a structure of the
+        // kind its opcode says.
+        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &atomic.wr, &mut bad) };
+        // SAFETY: `work` was not posted if the call failed.
+        unsafe { Self::reclaim_on_error(ret, work) }
+    }
+
+    /// Posts a fast registration of `mr` (mapped with [`Mr::map`]) with the
+    /// remote access `access`. On failure `ctx` is given back.
+    pub(crate) fn post_reg_mr<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        mr: &Arc<Mr>,
+        access: Access,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        let work = self.box_work(handler, ctx)?;
+        // SAFETY: `work` is a valid leaked box; it keeps `mr` alive until the
+        // request completes.
+        unsafe { (*work.as_ptr()).mr = Some(mr.clone()) };
+        // SAFETY: zero is a valid `ib_reg_wr`.
+        let mut wr: bindings::ib_reg_wr = unsafe { core::mem::zeroed() };
+        // SAFETY: `work` is a valid leaked box.
+        wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
+        wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        wr.mr = mr.ptr.as_ptr();
+        wr.key = mr.rkey();
+        wr.access = (bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE | access.raw()) as i32;
+        let mut bad = core::ptr::null();
+        // SAFETY: the QP and the WR are valid; the MR is kept alive by `work`.
+        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &wr.wr, &mut bad) };
+        // SAFETY: `work` was not posted if the call failed.
+        unsafe { Self::reclaim_on_error(ret, work) }
+    }
+
+    /// Posts a local invalidation of `mr`'s current key: after it completes,
+    /// no peer can use the key. On failure `ctx` is given back.
+    pub(crate) fn post_local_inv<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        mr: &Arc<Mr>,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        let work = self.box_work(handler, ctx)?;
+        // SAFETY: `work` is a valid leaked box; it keeps `mr` alive.
+        unsafe { (*work.as_ptr()).mr = Some(mr.clone()) };
+        // SAFETY: zero is a valid `ib_send_wr`.
+        let mut wr: bindings::ib_send_wr = unsafe { core::mem::zeroed() };
+        // SAFETY: `work` is a valid leaked box.
+        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
+        wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        wr.ex.invalidate_rkey = mr.rkey();
+        let mut bad = core::ptr::null();
+        // SAFETY: the QP and the WR are valid.
+        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &wr, &mut bad) };
+        // SAFETY: `work` was not posted if the call failed.
+        unsafe { Self::reclaim_on_error(ret, work) }
+    }
+
+    fn box_work<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+    ) -> core::result::Result<NonNull<Work<H>>, (Error, H::Ctx)> {
+        // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
+        let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
+        cqe.done = Some(work_done::<H>);
+        // Allocate first, so a failure can hand `ctx` back untouched.
+        let slot = match KBox::<Work<H>>::new_uninit(GFP_ATOMIC) {
+            Ok(slot) => slot,
+            Err(_) => return Err((ENOMEM, ctx)),
+        };
+        let work = slot.write(Work {
+            cqe,
+            handler: handler.clone(),
+            ctx,
+            mr: None,
+        });
+        // SAFETY: `KBox::into_raw` never returns null.
+        Ok(unsafe { NonNull::new_unchecked(KBox::into_raw(work)) })
+    }
+
+    /// The single SGE of a boxed work request.
+    ///
+    /// # Safety
+    ///
+    /// `work` must be a live box from `box_work`.
+    unsafe fn sge_of<H: CompletionHandler>(work: NonNull<Work<H>>) -> Option<(u64, u32)> {
+        // SAFETY: by the caller's guarantee.
+        let ctx = unsafe { &(*work.as_ptr()).ctx };
+        ctx.sge().map(|(buf, len)| {
+            let len = len.min(buf.len());
+            (buf.dma_addr(), len as u32)
+        })
+    }
+
+    /// Takes back a work request that failed to post.
+    ///
+    /// # Safety
+    ///
+    /// `work` must be a live box from `box_work` that ib_core did not accept
+    /// if `ret` is non-zero.
+    unsafe fn reclaim_on_error<H: CompletionHandler>(
+        ret: i32,
+        work: NonNull<Work<H>>,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        if ret == 0 {
+            return Ok(());
+        }
+        // SAFETY: not posted, so still ours (caller's guarantee).
+        let work = unsafe { KBox::from_raw(work.as_ptr()) };
+        Err((Error::from_errno(ret), KBox::into_inner(work).ctx))
+    }
+}
+
+impl Drop for Qp {
+    fn drop(&mut self) {
+        // SAFETY: the QP is valid (type invariant). Draining moves it to the
+        // error state and waits until every posted request has completed,
+        // so every `Work` box has been handed back.
+        unsafe { bindings::ib_drain_qp(self.qp.as_ptr()) };
+        // SAFETY: `id` is valid and owns this QP (type invariant).
+        unsafe { bindings::rdma_destroy_qp(self.id.as_ptr()) };
+        // SAFETY: the QP that used them is gone; each is dropped once, here.
+        // The PD itself goes when the last memory region holding it does.
+        unsafe {
+            ManuallyDrop::drop(&mut self.cq);
+            ManuallyDrop::drop(&mut self.pd);
+        }
+    }
+}
