@@ -32,6 +32,11 @@ ALL_TESTS=(
 	remove_device_under_open_fd
 	kernel_to_kernel_sendrecv
 	ird_ord_negotiated
+	kernel_to_kernel_rdma_rw
+	kernel_to_kernel_atomics
+	access_outside_window_is_contained
+	least_access_enforced
+	revoked_rkey_refused
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -157,7 +162,7 @@ test_errno_table() {
 	local rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "errno-check failed"
-	expect_eq "$(grep -c '^ok ' <<<"$out")" 14 "cases passed"
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 27 "cases passed"
 }
 
 # The node is root-only: mode 0600, and another user gets EACCES.
@@ -228,6 +233,23 @@ start_echo() {
 	wait_for 10 grep -q '^listening' "/tmp/echo.$port" || fail "listener on $port: $(cat "/tmp/echo.$port")"
 }
 
+# start_target PORT ARGS...: a kernel-target in the background (output in
+# /tmp/target.$PORT, pid in TARGET_PID); waits until it listens.
+start_target() {
+	local port=$1
+	shift
+	"$TOOL" kernel-target --listen "$IP:$port" "$@" >"/tmp/target.$port" 2>&1 &
+	TARGET_PID=$!
+	wait_for 10 grep -q '^listening' "/tmp/target.$port" || fail "target on $port: $(cat "/tmp/target.$port")"
+}
+
+# initiator PORT ARGS...: a kernel-initiator against the target on PORT.
+initiator() {
+	local port=$1
+	shift
+	"$TOOL" kernel-initiator --connect "$IP:$port" "$@" 2>&1
+}
+
 # conn_field LINE KEY: the value of KEY in a "conn: k=v ..." line.
 conn_field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
@@ -278,6 +300,80 @@ test_ird_ord_negotiated() {
 	expect_eq "$(conn_field "$c" asked_resp)" "$max" "active asked resp, clamped"
 	expect_eq "$(conn_field "$s" resp)/$(conn_field "$s" init)" 8/16 "passive got"
 	expect_eq "$(conn_field "$c" resp)/$(conn_field "$c" init)" 16/8 "active got"
+}
+
+# RDMA READ and WRITE between two fds of the module, 1 B to 1 MiB: the
+# initiator checks what it reads, the target checks what was written.
+test_kernel_to_kernel_rdma_rw() {
+	ensure_loaded
+	local size port=7480 out
+	for size in 1 4096 65536 1048576 12345; do
+		port=$((port + 1))
+		start_target $port --len $size --access rw --fill 7
+		out=$(initiator $port --scenario rw --seed 7) || fail "initiator ($size): $out"
+		wait "$TARGET_PID" || fail "target ($size): $(cat /tmp/target.$port)"
+		grep -q "^rw ok $size bytes$" <<<"$out" || fail "initiator ($size): $out"
+		grep -q '^target done$' /tmp/target.$port || fail "target ($size): $(cat /tmp/target.$port)"
+		echo "  rw ok $size bytes, checked on both sides"
+	done
+}
+
+# Compare-and-swap that succeeds and one that fails, 20 fetch-and-adds with
+# every returned value checked, the final value checked by the target, and
+# a misaligned atomic refused with EINVAL.
+test_kernel_to_kernel_atomics() {
+	ensure_loaded
+	start_target 7490 --len 8 --access a
+	local out
+	out=$(initiator 7490 --scenario atomic --adds 20) || fail "initiator: $out"
+	wait "$TARGET_PID" || fail "target: $(cat /tmp/target.7490)"
+	echo "$out" | sed 's/^/  /'
+	grep -q '^cas ok' <<<"$out" || fail "no CAS"
+	grep -q '^fadd ok: 20 adds, final 0x1175$' <<<"$out" || fail "FADD"
+	grep -q '^misaligned atomic refused: EINVAL' <<<"$out" || fail "misaligned"
+	grep -q '^window value 0x1175$' /tmp/target.7490 || fail "target saw: $(cat /tmp/target.7490)"
+}
+
+# A READ past the end of a window fails, for that connection only: another
+# connection running at the same time moves its data intact.
+test_access_outside_window_is_contained() {
+	ensure_loaded
+	start_target 7491 --len 4096 --access rw --fill 3
+	local bad_pid=$TARGET_PID
+	start_target 7492 --len 65536 --access rw --fill 4
+	local good_pid=$TARGET_PID out good
+	out=$(initiator 7491 --scenario outside) || fail "initiator: $out"
+	good=$(initiator 7492 --scenario rw --seed 4) || fail "other connection: $good"
+	wait "$good_pid" || fail "other target: $(cat /tmp/target.7492)"
+	wait "$bad_pid" && fail "the target of the bad access did not see its connection fail"
+	echo "$out" | grep refused | sed 's/^/  /'
+	grep -q '^read outside the window refused' <<<"$out" || fail "$out"
+	grep -q '^rw ok 65536 bytes$' <<<"$good" || fail "$good"
+}
+
+# A window exposed read-only cannot be written.
+test_least_access_enforced() {
+	ensure_loaded
+	start_target 7493 --len 4096 --access r --fill 5
+	local out
+	out=$(initiator 7493 --scenario rw --seed 5) && fail "WRITE to a read-only window succeeded: $out"
+	# The target's connection broke with the failed WRITE.
+	wait "$TARGET_PID" || true
+	echo "$out" | tail -1 | sed 's/^/  /'
+	grep -q 'RDMA WRITE' <<<"$out" || fail "failed elsewhere: $out"
+}
+
+# After IOCTL_REVOKE the old rkey is refused.
+test_revoked_rkey_refused() {
+	ensure_loaded
+	start_target 7494 --len 4096 --access rw --fill 6
+	local out
+	out=$(initiator 7494 --scenario revoke) || fail "initiator: $out"
+	# The target's connection broke with the refused READ.
+	wait "$TARGET_PID" || true
+	grep -q '^revoked$' /tmp/target.7494 || fail "target: $(cat /tmp/target.7494)"
+	grep -q '^read with a revoked key refused' <<<"$out" || fail "$out"
+	echo "$out" | tail -1 | sed 's/^/  /'
 }
 
 # --- runner ------------------------------------------------------------------

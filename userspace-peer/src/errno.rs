@@ -14,7 +14,7 @@ use std::mem::size_of;
 const KERNEL_ADDR: u64 = 0xffff_8880_0000_0000;
 
 /// What the ioctl's argument points at.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Arg {
     /// A NULL pointer.
     Null,
@@ -30,6 +30,15 @@ enum Arg {
     },
     /// A valid `DeviceList` in a read-only page.
     ReadOnlyList,
+    /// These bytes (an ABI structure), in writable memory.
+    Bytes(Vec<u8>),
+}
+
+/// The bytes of an ABI structure.
+fn bytes<T: Copy>(v: &T) -> Vec<u8> {
+    // SAFETY: the ABI structures are `repr(C)` integers without padding, so
+    // every byte is initialized; the slice lives only for the copy.
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
 }
 
 struct Case {
@@ -124,6 +133,129 @@ fn cases(device_count: u32) -> Vec<Case> {
             errno: libc::EFAULT,
         },
     ];
+    // Connection commands on a fresh, unconnected fd.
+    let x = abi::Xfer {
+        len: 8,
+        ..Default::default()
+    };
+    let rdma = abi::Rdma {
+        len: 8,
+        ..Default::default()
+    };
+    let atomic = abi::AtomicOp::default();
+    let misaligned = abi::AtomicOp {
+        remote_addr: 4,
+        ..Default::default()
+    };
+    let bad_family = abi::ConnectReq {
+        dst: abi::Addr {
+            family: 1,
+            port: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let expose = abi::Expose {
+        len: 4096,
+        access: abi::ACCESS_READ,
+        ..Default::default()
+    };
+    let no_access = abi::Expose {
+        len: 4096,
+        ..Default::default()
+    };
+    let too_big = abi::Xfer {
+        len: abi::MAX_MSG_SIZE + 1,
+        ..Default::default()
+    };
+    let unconnected = [
+        (
+            "SEND on an unconnected fd",
+            abi::IOCTL_SEND,
+            bytes(&x),
+            libc::ENOTCONN,
+        ),
+        (
+            "RECV on an unconnected fd",
+            abi::IOCTL_RECV,
+            bytes(&x),
+            libc::ENOTCONN,
+        ),
+        (
+            "RDMA_READ on an unconnected fd",
+            abi::IOCTL_RDMA_READ,
+            bytes(&rdma),
+            libc::ENOTCONN,
+        ),
+        (
+            "RDMA_WRITE on an unconnected fd",
+            abi::IOCTL_RDMA_WRITE,
+            bytes(&rdma),
+            libc::ENOTCONN,
+        ),
+        (
+            "ATOMIC on an unconnected fd",
+            abi::IOCTL_ATOMIC,
+            bytes(&atomic),
+            libc::ENOTCONN,
+        ),
+        (
+            "EXPOSE on an unconnected fd",
+            abi::IOCTL_EXPOSE,
+            bytes(&expose),
+            libc::ENOTCONN,
+        ),
+        (
+            "DISCONNECT on an unconnected fd",
+            abi::IOCTL_DISCONNECT,
+            Vec::new(),
+            libc::ENOTCONN,
+        ),
+        (
+            "ATOMIC at a misaligned address",
+            abi::IOCTL_ATOMIC,
+            bytes(&misaligned),
+            libc::EINVAL,
+        ),
+        (
+            "ACCEPT without LISTEN",
+            abi::IOCTL_ACCEPT,
+            bytes(&abi::AcceptReq::default()),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT to an unknown address family",
+            abi::IOCTL_CONNECT,
+            bytes(&bad_family),
+            libc::EINVAL,
+        ),
+        (
+            "EXPOSE with no access",
+            abi::IOCTL_EXPOSE,
+            bytes(&no_access),
+            libc::EINVAL,
+        ),
+        (
+            "REVOKE of an unknown window",
+            abi::IOCTL_REVOKE,
+            bytes(&abi::Revoke::default()),
+            libc::ENOENT,
+        ),
+        (
+            "SEND over MAX_MSG_SIZE",
+            abi::IOCTL_SEND,
+            bytes(&too_big),
+            libc::EMSGSIZE,
+        ),
+    ];
+    for (name, cmd, b, errno) in unconnected {
+        v.push(Case {
+            name,
+            cmd,
+            arg: Arg::Bytes(b),
+            errno,
+        });
+    }
     // Writing entries only happens when there is a device to write.
     if device_count > 0 {
         v.push(Case {
@@ -206,6 +338,12 @@ pub fn errno_name(e: i32) -> &'static str {
         libc::ENOTTY => "ENOTTY",
         libc::ENOTCONN => "ENOTCONN",
         libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::EREMOTEIO => "EREMOTEIO",
+        libc::EISCONN => "EISCONN",
+        libc::ENOSPC => "ENOSPC",
         _ => "E?",
     }
 }
@@ -218,7 +356,7 @@ pub fn check_all(dev: &KrustDev) -> Result<usize> {
     for case in cases(count) {
         let mut buf = vec![0u8; 256];
         let mut list;
-        let arg = match case.arg {
+        let arg = match case.arg.clone() {
             Arg::Null => 0,
             Arg::Kernel => KERNEL_ADDR as usize,
             Arg::Buffer(n) => {
@@ -239,6 +377,11 @@ pub fn check_all(dev: &KrustDev) -> Result<usize> {
                 &mut list as *mut _ as usize
             }
             Arg::ReadOnlyList => ro.0 as usize,
+            Arg::Bytes(b) => {
+                buf = b;
+                buf.push(0);
+                buf.as_mut_ptr() as usize
+            }
         };
         // SAFETY: `arg` is NULL, a kernel address, or memory of this process
         // that is large enough for the command's argument; the kernel writes
@@ -249,11 +392,11 @@ pub fn check_all(dev: &KrustDev) -> Result<usize> {
             Err(e) => e.raw_os_error().unwrap_or(-1),
         };
         if got_errno == case.errno {
-            println!("ok   {:<45} {}", case.name, errno_name(case.errno));
+            println!("ok   {:<40} {}", case.name, errno_name(case.errno));
         } else {
             failed += 1;
             println!(
-                "FAIL {:<45} expected {}, got {}",
+                "FAIL {:<40} expected {}, got {}",
                 case.name,
                 errno_name(case.errno),
                 match got {
@@ -273,8 +416,8 @@ mod tests {
     #[test]
     fn every_case_is_a_distinct_invalid_input() {
         let all = cases(1);
-        assert_eq!(all.len(), 14);
-        assert_eq!(cases(0).len(), 12);
+        assert_eq!(all.len(), 27);
+        assert_eq!(cases(0).len(), 25);
         let mut names: Vec<_> = all.iter().map(|c| c.name).collect();
         names.sort();
         names.dedup();

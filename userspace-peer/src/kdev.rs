@@ -168,4 +168,87 @@ impl KrustDev {
         unsafe { self.raw_ioctl(abi::IOCTL_RECV, &mut x as *mut _ as usize) }?;
         Ok(x.len as usize)
     }
+
+    /// `IOCTL_EXPOSE`: (address, rkey, id).
+    pub fn expose(&self, len: u64, access: u32) -> io::Result<(u64, u32, u32)> {
+        let mut e = abi::Expose {
+            len,
+            access,
+            ..Default::default()
+        };
+        // SAFETY: `e` is an `Expose`, what the command expects.
+        unsafe { self.raw_ioctl(abi::IOCTL_EXPOSE, &mut e as *mut _ as usize) }?;
+        Ok((e.addr, e.rkey, e.id))
+    }
+
+    /// `IOCTL_REVOKE`.
+    pub fn revoke(&self, id: u32) -> io::Result<()> {
+        let r = abi::Revoke { id, reserved: 0 };
+        // SAFETY: `r` is a `Revoke`, only read.
+        unsafe { self.raw_ioctl(abi::IOCTL_REVOKE, &r as *const _ as usize) }.map(|_| ())
+    }
+
+    /// `IOCTL_WINDOW_READ` (`to_user`) or `IOCTL_WINDOW_WRITE`.
+    pub fn window_io(&self, id: u32, offset: u64, buf: &mut [u8], to_user: bool) -> io::Result<()> {
+        let io = abi::WindowIo {
+            id,
+            reserved: 0,
+            offset,
+            buf: buf.as_mut_ptr() as u64,
+            len: buf.len() as u64,
+        };
+        let cmd = if to_user {
+            abi::IOCTL_WINDOW_READ
+        } else {
+            abi::IOCTL_WINDOW_WRITE
+        };
+        // SAFETY: `io` names `buf`, valid for its length both ways.
+        unsafe { self.raw_ioctl(cmd, &io as *const _ as usize) }.map(|_| ())
+    }
+
+    /// `IOCTL_RDMA_WRITE` of `data`, or `IOCTL_RDMA_READ` into it.
+    pub fn rdma(
+        &self,
+        remote_addr: u64,
+        rkey: u32,
+        data: &mut [u8],
+        write: bool,
+    ) -> io::Result<()> {
+        let r = abi::Rdma {
+            remote_addr,
+            rkey,
+            timeout_ms: 0,
+            buf: data.as_mut_ptr() as u64,
+            len: data.len() as u64,
+        };
+        let cmd = if write {
+            abi::IOCTL_RDMA_WRITE
+        } else {
+            abi::IOCTL_RDMA_READ
+        };
+        // SAFETY: `r` names `data`, valid for its length both ways.
+        unsafe { self.raw_ioctl(cmd, &r as *const _ as usize) }.map(|_| ())
+    }
+
+    /// `IOCTL_ATOMIC`: the remote value before the operation.
+    pub fn atomic(
+        &self,
+        remote_addr: u64,
+        rkey: u32,
+        op: u32,
+        compare_add: u64,
+        swap: u64,
+    ) -> io::Result<u64> {
+        let mut a = abi::AtomicOp {
+            remote_addr,
+            rkey,
+            op,
+            compare_add,
+            swap,
+            ..Default::default()
+        };
+        // SAFETY: `a` is an `AtomicOp`, what the command expects.
+        unsafe { self.raw_ioctl(abi::IOCTL_ATOMIC, &mut a as *mut _ as usize) }?;
+        Ok(a.result)
+    }
 }

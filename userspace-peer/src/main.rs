@@ -7,9 +7,11 @@
 #[path = "../../src/abi.rs"]
 mod abi;
 mod addr;
+mod ctl;
 mod errno;
 mod kdev;
 mod pattern;
+mod scenario;
 mod table;
 mod verbs;
 
@@ -76,6 +78,37 @@ pub enum Cmd {
         /// Milliseconds to wait for the connection and for each message.
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
+    },
+    /// In-kernel target: listen, expose a window, advertise it, answer checks.
+    KernelTarget {
+        /// Address and port to listen on.
+        #[arg(long, value_parser = addr::parse)]
+        listen: abi::Addr,
+        /// Window size in bytes.
+        #[arg(long, default_value_t = 4096)]
+        len: u64,
+        /// Access granted to the peer: any of r, w, a.
+        #[arg(long, default_value = "rw", value_parser = scenario::parse_access)]
+        access: u32,
+        /// Fill the window with pattern message 0 of this seed first.
+        #[arg(long)]
+        fill: Option<u64>,
+    },
+    /// In-kernel initiator: connect to a target and run a scenario on its
+    /// window.
+    KernelInitiator {
+        /// The target.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// What to run.
+        #[arg(long, value_enum)]
+        scenario: scenario::Scenario,
+        /// Pattern seed (the target's --fill).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fetch-and-adds in the atomic scenario.
+        #[arg(long, default_value_t = 10)]
+        adds: u32,
     },
 }
 
@@ -228,6 +261,29 @@ fn run(cli: Cli) -> Result<()> {
             depth,
             timeout_ms,
         ),
+        Cmd::KernelTarget {
+            listen,
+            len,
+            access,
+            fill,
+        } => {
+            let dev = KrustDev::open(&cli.dev)?;
+            dev.listen(listen, 0, 0)?;
+            println!("listening");
+            std::io::Write::flush(&mut std::io::stdout())?;
+            println!("{}", conn_line(&dev.accept(20_000)?));
+            scenario::kernel_target(&dev, len, access, fill)
+        }
+        Cmd::KernelInitiator {
+            connect,
+            scenario,
+            seed,
+            adds,
+        } => {
+            let dev = KrustDev::open(&cli.dev)?;
+            println!("{}", conn_line(&dev.connect(connect, 0, 0, 20_000)?));
+            scenario::initiator(&dev, scenario, seed, adds)
+        }
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;

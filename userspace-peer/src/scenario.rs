@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Test scenarios of one-sided operations, between a target that exposes a
+//! window and an initiator that reads, writes and runs atomics on it. Both
+//! ends check the data. See [`crate::ctl`] for the messages.
+
+use crate::abi;
+use crate::ctl::{self, Advert};
+use crate::errno::errno_name;
+use crate::kdev::KrustDev;
+use crate::pattern;
+use anyhow::{bail, Context, Result};
+use std::io;
+
+const TIMEOUT_MS: u32 = 20_000;
+
+/// One side of a connection that can carry control messages and run
+/// one-sided operations.
+pub trait Endpoint {
+    /// Sends one message.
+    fn send_msg(&self, data: &[u8]) -> Result<()>;
+    /// Receives one message into `buf`; returns its length.
+    fn recv_msg(&self, buf: &mut [u8]) -> Result<usize>;
+    /// RDMA READ (`write == false`) or WRITE of `data`.
+    fn rdma(&self, addr: u64, rkey: u32, data: &mut [u8], write: bool) -> io::Result<()>;
+    /// An atomic; returns the value before it.
+    fn atomic(&self, addr: u64, rkey: u32, op: u32, compare_add: u64, swap: u64)
+        -> io::Result<u64>;
+}
+
+impl Endpoint for KrustDev {
+    fn send_msg(&self, data: &[u8]) -> Result<()> {
+        self.send(data, TIMEOUT_MS).context("IOCTL_SEND")
+    }
+    fn recv_msg(&self, buf: &mut [u8]) -> Result<usize> {
+        self.recv(buf, TIMEOUT_MS).context("IOCTL_RECV")
+    }
+    fn rdma(&self, addr: u64, rkey: u32, data: &mut [u8], write: bool) -> io::Result<()> {
+        KrustDev::rdma(self, addr, rkey, data, write)
+    }
+    fn atomic(
+        &self,
+        addr: u64,
+        rkey: u32,
+        op: u32,
+        compare_add: u64,
+        swap: u64,
+    ) -> io::Result<u64> {
+        KrustDev::atomic(self, addr, rkey, op, compare_add, swap)
+    }
+}
+
+/// The `ACCESS_*` bits of a string of `r`, `w`, `a`.
+pub fn parse_access(s: &str) -> Result<u32, String> {
+    let mut bits = 0;
+    for c in s.chars() {
+        bits |= match c {
+            'r' => abi::ACCESS_READ,
+            'w' => abi::ACCESS_WRITE,
+            'a' => abi::ACCESS_ATOMIC,
+            _ => return Err(format!("access '{s}': use r, w and a")),
+        };
+    }
+    Ok(bits)
+}
+
+fn request(ep: &dyn Endpoint, tag: &[u8; 8], arg: u64) -> Result<u64> {
+    ep.send_msg(&ctl::encode(tag, arg))?;
+    let mut b = [0u8; 16];
+    let n = ep.recv_msg(&mut b)?;
+    match ctl::decode(&b[..n]) {
+        Some((t, v)) if &t == ctl::OK => Ok(v),
+        Some((t, v)) if &t == ctl::BAD => bail!("target: check failed at offset {v}"),
+        _ => bail!("target sent a bad reply"),
+    }
+}
+
+fn expect_failure(r: io::Result<()>, what: &str) -> Result<String> {
+    match r {
+        Ok(()) => bail!("{what} succeeded"),
+        Err(e) => {
+            let code = e.raw_os_error().unwrap_or(0);
+            Ok(format!("{} ({e})", errno_name(code)))
+        }
+    }
+}
+
+/// The initiator's scenarios.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// READ the target's pattern, WRITE another, READ it back; the target
+    /// checks what was written.
+    Rw,
+    /// CAS that succeeds, CAS that fails, FADDs, a misaligned atomic.
+    Atomic,
+    /// READ past the end of the window: refused.
+    Outside,
+    /// The target revokes the window; READ with the old key is refused.
+    Revoke,
+}
+
+/// Runs `scenario` against the target at the other end of `ep`.
+pub fn initiator(ep: &dyn Endpoint, scenario: Scenario, seed: u64, adds: u32) -> Result<()> {
+    let mut b = [0u8; 16];
+    let n = ep.recv_msg(&mut b)?;
+    let w = Advert::decode(&b[..n]).context("bad advert")?;
+    println!("window addr={:#x} rkey={:#x} len={}", w.addr, w.rkey, w.len);
+    let len = w.len as usize;
+    match scenario {
+        Scenario::Rw => {
+            let mut buf = vec![0u8; len];
+            ep.rdma(w.addr, w.rkey, &mut buf, false)
+                .context("RDMA READ")?;
+            if let Some(off) = pattern::check(&buf, seed, 0) {
+                bail!("READ: target's pattern differs at offset {off}");
+            }
+            pattern::fill(&mut buf, seed, 1);
+            ep.rdma(w.addr, w.rkey, &mut buf, true)
+                .context("RDMA WRITE")?;
+            request(ep, ctl::CHECKPAT, 1)?;
+            buf.fill(0);
+            ep.rdma(w.addr, w.rkey, &mut buf, false)
+                .context("RDMA READ back")?;
+            if let Some(off) = pattern::check(&buf, seed, 1) {
+                bail!("READ back: differs at offset {off}");
+            }
+            println!("rw ok {len} bytes");
+        }
+        Scenario::Atomic => {
+            let cas = abi::ATOMIC_CMP_SWAP;
+            let old = ep.atomic(w.addr, w.rkey, cas, 0, 0x1111).context("CAS")?;
+            if old != 0 {
+                bail!("CAS 0->0x1111 saw {old:#x}, expected 0");
+            }
+            let old = ep.atomic(w.addr, w.rkey, cas, 0, 0x2222).context("CAS")?;
+            if old != 0x1111 {
+                bail!("failing CAS saw {old:#x}, expected 0x1111");
+            }
+            println!("cas ok: swapped 0 -> 0x1111, then refused 0 -> 0x2222");
+            for i in 0..u64::from(adds) {
+                let old = ep
+                    .atomic(w.addr, w.rkey, abi::ATOMIC_FETCH_ADD, 5, 0)
+                    .context("FADD")?;
+                if old != 0x1111 + 5 * i {
+                    bail!("FADD {i} saw {old:#x}");
+                }
+            }
+            let sum = 0x1111 + 5 * u64::from(adds);
+            request(ep, ctl::CHECKU64, sum)?;
+            println!("fadd ok: {adds} adds, final {sum:#x}");
+            let e = ep.atomic(w.addr + 4, w.rkey, abi::ATOMIC_FETCH_ADD, 1, 0);
+            let got = expect_failure(e.map(|_| ()), "misaligned atomic")?;
+            println!("misaligned atomic refused: {got}");
+        }
+        Scenario::Outside => {
+            let mut buf = vec![0u8; 8];
+            let at = w.addr + u64::from(w.len) - 4;
+            let got = expect_failure(ep.rdma(at, w.rkey, &mut buf, false), "READ outside")?;
+            println!("read outside the window refused: {got}");
+            return Ok(());
+        }
+        Scenario::Revoke => {
+            request(ep, ctl::REVOKE, 0)?;
+            let mut buf = vec![0u8; len.min(64)];
+            let got = expect_failure(ep.rdma(w.addr, w.rkey, &mut buf, false), "READ revoked")?;
+            println!("read with a revoked key refused: {got}");
+            return Ok(());
+        }
+    }
+    ep.send_msg(&ctl::encode(ctl::BYE, 0))?;
+    Ok(())
+}
+
+/// The kernel target: expose a window, advertise it, answer checks.
+pub fn kernel_target(dev: &KrustDev, len: u64, access: u32, fill: Option<u64>) -> Result<()> {
+    let (addr, rkey, id) = dev.expose(len, access).context("IOCTL_EXPOSE")?;
+    println!("window addr={addr:#x} rkey={rkey:#x} len={len} id={id}");
+    let mut win = vec![0u8; len as usize];
+    if let Some(seed) = fill {
+        pattern::fill(&mut win, seed, 0);
+        dev.window_io(id, 0, &mut win, false)
+            .context("IOCTL_WINDOW_WRITE")?;
+    }
+    let advert = Advert {
+        addr,
+        rkey,
+        len: len as u32,
+    };
+    dev.send(&advert.encode(), TIMEOUT_MS)
+        .context("send advert")?;
+    let mut b = [0u8; 16];
+    loop {
+        let n = dev.recv(&mut b, TIMEOUT_MS).context("receive request")?;
+        let (tag, arg) = ctl::decode(&b[..n]).context("bad request")?;
+        let reply = match &tag {
+            t if t == ctl::CHECKPAT => {
+                dev.window_io(id, 0, &mut win, true)?;
+                match pattern::check(&win, fill.unwrap_or(0), arg) {
+                    None => ctl::encode(ctl::OK, 0),
+                    Some(off) => ctl::encode(ctl::BAD, off as u64),
+                }
+            }
+            t if t == ctl::CHECKU64 => {
+                let mut v = [0u8; 8];
+                dev.window_io(id, 0, &mut v, true)?;
+                let got = u64::from_ne_bytes(v);
+                println!("window value {got:#x}");
+                if got == arg {
+                    ctl::encode(ctl::OK, 0)
+                } else {
+                    ctl::encode(ctl::BAD, 0)
+                }
+            }
+            t if t == ctl::REVOKE => {
+                dev.revoke(id).context("IOCTL_REVOKE")?;
+                println!("revoked");
+                ctl::encode(ctl::OK, 0)
+            }
+            t if t == ctl::BYE => break,
+            _ => bail!("unknown request"),
+        };
+        dev.send(&reply, TIMEOUT_MS).context("send reply")?;
+    }
+    println!("target done");
+    Ok(())
+}
