@@ -37,6 +37,8 @@ ALL_TESTS=(
 	access_outside_window_is_contained
 	least_access_enforced
 	revoked_rkey_refused
+	signal_interrupts_blocked_waits
+	device_removal_fails_waiters
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -376,6 +378,62 @@ test_revoked_rkey_refused() {
 	echo "$out" | tail -1 | sed 's/^/  /'
 }
 
+# A signal interrupts a blocked ACCEPT and a blocked RECV with EINTR.
+test_signal_interrupts_blocked_waits() {
+	ensure_loaded
+	local pid out
+	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:7500" --count 1 --timeout-ms 60000 \
+		>/tmp/eintr.1 2>&1 &
+	pid=$!
+	wait_for 10 grep -q '^listening' /tmp/eintr.1 || fail "no listener"
+	sleep 0.3
+	kill -USR1 $pid
+	wait $pid && fail "accept was not interrupted"
+	grep -q 'IOCTL_ACCEPT: Interrupted system call (os error 4)' /tmp/eintr.1 || fail "$(cat /tmp/eintr.1)"
+	echo "  accept: $(tail -1 /tmp/eintr.1)"
+
+	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:7501" --count 1 --timeout-ms 60000 \
+		>/tmp/eintr.2 2>&1 &
+	pid=$!
+	wait_for 10 grep -q '^listening' /tmp/eintr.2 || fail "no listener"
+	"$TOOL" kernel-ping --connect "$IP:7501" --hold-ms 30000 --sizes 8 >/tmp/eintr.3 2>&1 &
+	local ping=$!
+	wait_for 10 grep -q '^conn:' /tmp/eintr.2 || fail "no connection"
+	sleep 0.3
+	kill -USR1 $pid
+	wait $pid && fail "recv was not interrupted"
+	kill $ping 2>/dev/null || true
+	wait $ping 2>/dev/null || true
+	grep -q 'Interrupted system call (os error 4)' /tmp/eintr.2 || fail "$(cat /tmp/eintr.2)"
+	echo "  recv: $(tail -1 /tmp/eintr.2)"
+}
+
+# A device leaves while a connection on it waits: the waiter fails with
+# ENODEV, the device goes away promptly, nothing leaks (the module unloads).
+test_device_removal_fails_waiters() {
+	ensure_loaded
+	ip link add kv4 type veth peer name kv5 || fail "veth"
+	ip addr add 198.51.100.1/24 dev kv4
+	ip link set kv4 up && ip link set kv5 up
+	rxe_add rxe4 kv4
+	wait_for 10 listed rxe4 || fail "rxe4 not listed"
+	"$TOOL" kernel-echo --listen 198.51.100.1:7510 --count 1 --timeout-ms 60000 >/tmp/rm.1 2>&1 &
+	local echo_pid=$!
+	wait_for 10 grep -q '^listening' /tmp/rm.1 || fail "no listener"
+	"$TOOL" kernel-ping --connect 198.51.100.1:7510 --hold-ms 60000 --sizes 8 >/tmp/rm.2 2>&1 &
+	local ping=$!
+	wait_for 10 grep -q '^conn: device=rxe4' /tmp/rm.1 || fail "no connection on rxe4: $(cat /tmp/rm.1)"
+	sleep 0.3
+	timeout 20 rdma link delete rxe4 || fail "rdma link delete rxe4 failed or hung"
+	wait $echo_pid && fail "the waiter did not fail"
+	kill $ping 2>/dev/null || true
+	wait $ping 2>/dev/null || true
+	ip link del kv4
+	grep -q 'No such device (os error 19)' /tmp/rm.1 || fail "waiter got: $(cat /tmp/rm.1)"
+	echo "  waiter: $(tail -1 /tmp/rm.1)"
+	expect_eq "$(klog | grep -c 'remove rxe4: 2 connection(s) torn down')" 1 "teardown message"
+}
+
 # --- runner ------------------------------------------------------------------
 
 mode=test
@@ -432,7 +490,8 @@ run_test() {
 	local name=$1 out rc splat start
 	echo "guest: RUN  $name"
 	start=$(date +%s%N)
-	out=$( (set -e; "test_$name") 2>&1)
+	# shellcheck disable=SC2016
+	out=$( (set -eE; trap 'echo "  stopped at line $LINENO: $BASH_COMMAND"' ERR; "test_$name") 2>&1)
 	rc=$?
 	local log
 	log=$(dmesg -c)

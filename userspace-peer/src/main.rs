@@ -28,6 +28,11 @@ pub struct Cli {
     #[arg(long, global = true, default_value = kdev::DEV_PATH)]
     pub dev: String,
 
+    /// Catch SIGUSR1 without SA_RESTART, so a blocked ioctl it interrupts
+    /// fails with EINTR and the error is printed (used by the tests).
+    #[arg(long, global = true)]
+    pub eintr_on_usr1: bool,
+
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -67,6 +72,9 @@ pub enum Cmd {
         /// The listener.
         #[arg(long, value_parser = addr::parse)]
         connect: abi::Addr,
+        /// Milliseconds to wait after connecting, before the first message.
+        #[arg(long, default_value_t = 0)]
+        hold_ms: u64,
         /// Message sizes, one message each, e.g. 1,4096,65536.
         #[arg(long, value_delimiter = ',', default_value = "64")]
         sizes: Vec<u64>,
@@ -172,6 +180,7 @@ fn kernel_echo(
 fn kernel_ping(
     dev: &KrustDev,
     connect: abi::Addr,
+    hold_ms: u64,
     sizes: &[u64],
     seed: u64,
     depth: Depth,
@@ -179,6 +188,8 @@ fn kernel_ping(
 ) -> Result<()> {
     let info = dev.connect(connect, depth.resp, depth.init, timeout_ms)?;
     println!("{}", conn_line(&info));
+    std::io::Write::flush(&mut std::io::stdout())?;
+    std::thread::sleep(std::time::Duration::from_millis(hold_ms));
     let mut back = vec![0u8; abi::MAX_MSG_SIZE as usize];
     for (i, &size) in sizes.iter().enumerate() {
         let mut msg = vec![0u8; size as usize];
@@ -249,18 +260,15 @@ fn run(cli: Cli) -> Result<()> {
         } => kernel_echo(&KrustDev::open(&cli.dev)?, listen, count, depth, timeout_ms),
         Cmd::KernelPing {
             connect,
+            hold_ms,
             sizes,
             seed,
             depth,
             timeout_ms,
-        } => kernel_ping(
-            &KrustDev::open(&cli.dev)?,
-            connect,
-            &sizes,
-            seed,
-            depth,
-            timeout_ms,
-        ),
+        } => {
+            let dev = KrustDev::open(&cli.dev)?;
+            kernel_ping(&dev, connect, hold_ms, &sizes, seed, depth, timeout_ms)
+        }
         Cmd::KernelTarget {
             listen,
             len,
@@ -317,8 +325,32 @@ fn abi_mismatches(v: &abi::Version) -> Vec<String> {
     out
 }
 
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+/// Installs a SIGUSR1 handler that does nothing, without SA_RESTART.
+fn catch_usr1() -> Result<()> {
+    // SAFETY: a zeroed `sigaction` is valid; the handler is async-signal-safe
+    // (it does nothing).
+    let ret = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ignore_signal as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut())
+    };
+    if ret != 0 {
+        bail!("sigaction: {}", std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.eintr_on_usr1 {
+        if let Err(e) = catch_usr1() {
+            eprintln!("rdma-krust: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
