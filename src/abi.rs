@@ -441,6 +441,64 @@ pub const WIRE_LOW: u8 = 8;
 /// Version byte of the wire header.
 pub const WIRE_VERSION: u8 = 1;
 
+/// The header in front of every SEND of the message protocol, 16 bytes,
+/// big-endian: `{u8 version, u8 flags, u16 zero, be32 grant, be32 msg_len,
+/// be32 offset}`. See `Documentation/flow-control.rst`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireHdr {
+    /// `WIRE_*` flags.
+    pub flags: u8,
+    /// Receives the sender reposted since its previous message: credits
+    /// returned to the receiver of this header.
+    pub grant: u32,
+    /// Length of the whole message.
+    pub msg_len: u32,
+    /// Offset of this fragment's payload in the message.
+    pub offset: u32,
+}
+
+impl WireHdr {
+    /// The 16 wire bytes.
+    pub fn encode(&self) -> [u8; WIRE_HDR_SIZE as usize] {
+        let g = self.grant.to_be_bytes();
+        let l = self.msg_len.to_be_bytes();
+        let o = self.offset.to_be_bytes();
+        [
+            WIRE_VERSION,
+            self.flags,
+            0,
+            0,
+            g[0],
+            g[1],
+            g[2],
+            g[3],
+            l[0],
+            l[1],
+            l[2],
+            l[3],
+            o[0],
+            o[1],
+            o[2],
+            o[3],
+        ]
+    }
+
+    /// Parses the header at the start of `b`; `None` if it is short or of
+    /// another version.
+    pub fn decode(b: &[u8]) -> Option<Self> {
+        let b: &[u8; WIRE_HDR_SIZE as usize] = b.get(..WIRE_HDR_SIZE as usize)?.try_into().ok()?;
+        if b[0] != WIRE_VERSION {
+            return None;
+        }
+        Some(Self {
+            flags: b[1],
+            grant: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+            msg_len: u32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+            offset: u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+        })
+    }
+}
+
 /// `_IOR(0xb9, 0x00, struct Version)`: the module's ABI version and commands.
 pub const IOCTL_VERSION: u32 = ioc(IOC_READ, IOC_MAGIC, 0x00, core::mem::size_of::<Version>());
 

@@ -17,7 +17,7 @@
 //! in reserve), a credit-only message needs one. So the sender never posts a
 //! SEND the peer has no receive for, and never sees an RNR.
 
-use crate::abi;
+use crate::abi::{self, WireHdr};
 use crate::kapi::{
     cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, SockAddr},
     dma::{CpuBuf, DeviceBuf, Direction},
@@ -44,48 +44,6 @@ const RESOLVE_MS: u32 = 2000;
 const OP_CHUNK: usize = 256 * 1024;
 const OP_MAX_CHUNKS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(OP_CHUNK);
 const PAGE: usize = kernel::page::PAGE_SIZE;
-
-/// The wire header in front of every fragment (big-endian).
-#[derive(Clone, Copy, Debug, Default)]
-struct WireHdr {
-    flags: u8,
-    grant: u32,
-    msg_len: u32,
-    offset: u32,
-}
-
-impl WireHdr {
-    /// Writes the header into the first [`HDR`] bytes of `out`.
-    fn write(&self, out: &mut [u8]) -> Result {
-        let out: &mut [u8; HDR] = out
-            .get_mut(..HDR)
-            .and_then(|b| b.try_into().ok())
-            .ok_or(EINVAL)?;
-        out[0] = abi::WIRE_VERSION;
-        out[1] = self.flags;
-        out[2] = 0;
-        out[3] = 0;
-        out[4..8].copy_from_slice(&self.grant.to_be_bytes());
-        out[8..12].copy_from_slice(&self.msg_len.to_be_bytes());
-        out[12..16].copy_from_slice(&self.offset.to_be_bytes());
-        Ok(())
-    }
-
-    /// Parses the header at the start of `b`.
-    fn read(b: &[u8]) -> Option<Self> {
-        let b: &[u8; HDR] = b.get(..HDR)?.try_into().ok()?;
-        if b[0] != abi::WIRE_VERSION {
-            return None;
-        }
-        let word = |w: [u8; 4]| u32::from_be_bytes(w);
-        Some(Self {
-            flags: b[1],
-            grant: word([b[4], b[5], b[6], b[7]]),
-            msg_len: word([b[8], b[9], b[10], b[11]]),
-            offset: word([b[12], b[13], b[14], b[15]]),
-        })
-    }
-}
 
 /// What a posted work request owns.
 pub(crate) enum Work {
@@ -677,7 +635,9 @@ impl Conn {
         let dev = qp.pd().device().clone();
         let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
             let mut cpu = buf.into_cpu();
-            hdr.write(&mut cpu)?;
+            cpu.get_mut(..HDR)
+                .ok_or(EINVAL)?
+                .copy_from_slice(&hdr.encode());
             qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send, true)
                 .map_err(|(e, _)| e)
         });
@@ -791,13 +751,15 @@ impl Conn {
         if low {
             flags |= abi::WIRE_LOW;
         }
-        WireHdr {
+        let hdr = WireHdr {
             flags,
             grant,
             msg_len: len as u32,
             offset: (i * FRAG) as u32,
-        }
-        .write(&mut cpu)?;
+        };
+        cpu.get_mut(..HDR)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&hdr.encode());
         let ep = self.ep.lock();
         let r = match ep.id.as_ref().and_then(|id| id.qp()) {
             Some(qp) => qp
@@ -955,6 +917,17 @@ impl Conn {
         Ok(out)
     }
 
+    /// Connected, and for READs and atomics (`rd_atomic`), allowed to issue
+    /// them: a connection that negotiated `initiator_depth` 0 cannot.
+    fn require_initiator(&self, rd_atomic: bool) -> Result {
+        let st = self.st.lock();
+        Self::require_connected(&st)?;
+        if rd_atomic && st.info.initiator_depth == 0 {
+            return Err(errno::EOPNOTSUPP());
+        }
+        Ok(())
+    }
+
     fn op_device(&self) -> Result<DeviceRef> {
         let ep = self.ep.lock();
         let qp = ep
@@ -971,7 +944,7 @@ impl Conn {
             return Err(EINVAL);
         }
         let _one = self.op_lock.lock();
-        Self::require_connected(&self.st.lock())?;
+        self.require_initiator(!write)?;
         let dev = self.op_device()?;
         let len = r.len as usize;
         let mut reader = UserSlice::new(r.buf as usize, len).reader();
@@ -1030,7 +1003,7 @@ impl Conn {
             _ => return Err(EINVAL),
         };
         let _one = self.op_lock.lock();
-        Self::require_connected(&self.st.lock())?;
+        self.require_initiator(true)?;
         let buf = DeviceBuf::alloc(&self.op_device()?, 8, Direction::FromDevice)?;
         let mut steps = KVec::new();
         steps.push(Step::Send(op, Some(buf), 8), GFP_KERNEL)?;
@@ -1195,7 +1168,7 @@ impl CompletionHandler for Conn {
                 }
                 let cpu = buf.into_cpu();
                 let len = (wc.byte_len as usize).min(cpu.len());
-                let Some(hdr) = cpu.get(..len).and_then(WireHdr::read) else {
+                let Some(hdr) = cpu.get(..len).and_then(WireHdr::decode) else {
                     pr_debug!("bad wire header\n");
                     self.close_locked(&mut st, errno::EPROTO());
                     return;

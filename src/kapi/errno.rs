@@ -31,4 +31,5 @@ errnos!(
     EHOSTUNREACH,
     EMSGSIZE,
     EPROTO,
+    EOPNOTSUPP,
 );

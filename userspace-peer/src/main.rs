@@ -13,9 +13,10 @@ mod kdev;
 mod pattern;
 mod scenario;
 mod table;
+mod upeer;
 mod verbs;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use kdev::KrustDev;
 use std::process::ExitCode;
@@ -86,6 +87,62 @@ pub enum Cmd {
         /// Milliseconds to wait for the connection and for each message.
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
+    },
+    /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
+    /// echo messages, or expose a window to them.
+    Serve {
+        /// Address and port to listen on.
+        #[arg(long, value_parser = addr::parse)]
+        listen: abi::Addr,
+        /// Connections to accept before serving them.
+        #[arg(long, default_value_t = 1)]
+        connections: u32,
+        /// What to do with each connection.
+        #[arg(long, value_enum, default_value = "echo")]
+        mode: ServeMode,
+        /// Echo mode: messages per connection.
+        #[arg(long, default_value_t = 1)]
+        count: u32,
+        /// Target mode: window size.
+        #[arg(long, default_value_t = 4096)]
+        len: u64,
+        /// Target mode: access granted, any of r, w, a.
+        #[arg(long, default_value = "rw", value_parser = scenario::parse_access)]
+        access: u32,
+        /// Target mode: fill the window with pattern message 0 of this seed.
+        #[arg(long)]
+        fill: Option<u64>,
+        #[command(flatten)]
+        depth: Depth,
+    },
+    /// Userspace active side: connect and send patterned messages to an echo.
+    Ping {
+        /// The listener.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// Message sizes, one message each.
+        #[arg(long, value_delimiter = ',', default_value = "64")]
+        sizes: Vec<u64>,
+        /// Pattern seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        depth: Depth,
+    },
+    /// Userspace initiator: connect to a target and run a scenario.
+    Initiate {
+        /// The target.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// What to run.
+        #[arg(long, value_enum)]
+        scenario: scenario::Scenario,
+        /// Pattern seed (the target's --fill).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fetch-and-adds in the atomic and fadd scenarios.
+        #[arg(long, default_value_t = 10)]
+        adds: u32,
     },
     /// In-kernel target: listen, expose a window, advertise it, answer checks.
     KernelTarget {
@@ -165,16 +222,7 @@ fn kernel_echo(
     std::io::Write::flush(&mut std::io::stdout())?;
     let info = dev.accept(timeout_ms)?;
     println!("{}", conn_line(&info));
-    let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
-    for i in 0..count {
-        let n = dev
-            .recv(&mut buf, timeout_ms)
-            .with_context(|| format!("receive message {i}"))?;
-        dev.send(&buf[..n], timeout_ms)
-            .with_context(|| format!("echo message {i} ({n} bytes)"))?;
-    }
-    println!("echoed {count} message(s)");
-    Ok(())
+    scenario::echo(dev, count)
 }
 
 fn kernel_ping(
@@ -190,24 +238,7 @@ fn kernel_ping(
     println!("{}", conn_line(&info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-    let mut back = vec![0u8; abi::MAX_MSG_SIZE as usize];
-    for (i, &size) in sizes.iter().enumerate() {
-        let mut msg = vec![0u8; size as usize];
-        pattern::fill(&mut msg, seed, i as u64);
-        dev.send(&msg, timeout_ms)
-            .with_context(|| format!("send message {i} ({size} bytes)"))?;
-        let n = dev
-            .recv(&mut back, timeout_ms)
-            .with_context(|| format!("receive echo {i}"))?;
-        if n as u64 != size {
-            bail!("echo {i}: {n} bytes, sent {size}");
-        }
-        if let Some(off) = pattern::check(&back[..n], seed, i as u64) {
-            bail!("echo {i} ({size} bytes): data differs at offset {off}");
-        }
-        println!("ok {size} bytes");
-    }
-    println!("{} message(s) echoed and verified", sizes.len());
+    scenario::ping(dev, sizes, seed)?;
     dev.disconnect()?;
     // The disconnect is complete when the state says so.
     for _ in 0..100 {
@@ -218,6 +249,61 @@ fn kernel_ping(
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     bail!("still connected 2 s after IOCTL_DISCONNECT")
+}
+
+/// What `serve` does with each connection.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServeMode {
+    /// Echo `--count` messages per connection.
+    Echo,
+    /// Expose one window (shared by all connections), advertise it on each,
+    /// answer checks until each says BYE.
+    Target,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    listen: &abi::Addr,
+    connections: u32,
+    mode: ServeMode,
+    count: u32,
+    len: u64,
+    access: u32,
+    fill: Option<u64>,
+    depth: Depth,
+) -> Result<()> {
+    let listener = upeer::Listener::bind(listen)?;
+    println!("listening");
+    std::io::Write::flush(&mut std::io::stdout())?;
+    let mut peers: Vec<upeer::UPeer> = Vec::new();
+    let mut window: Option<(u64, u32, u32)> = None;
+    for _ in 0..connections {
+        let peer = listener.accept(depth.resp, depth.init)?;
+        println!("accepted");
+        if mode == ServeMode::Target {
+            let owner: &dyn scenario::WindowOwner = match peers.first() {
+                Some(first) => first,
+                None => &peer,
+            };
+            let w = match window {
+                Some(w) => w,
+                None => *window.insert(scenario::expose(owner, len, access, fill)?),
+            };
+            scenario::advertise(&peer, w.0, w.1, len)?;
+        }
+        peers.push(peer);
+    }
+    for peer in &peers {
+        match (mode, window) {
+            (ServeMode::Echo, _) => scenario::echo(peer, count)?,
+            (ServeMode::Target, Some((_, _, id))) => {
+                scenario::answer(peer, &peers[0], id, len, fill)?
+            }
+            (ServeMode::Target, None) => {}
+        }
+    }
+    println!("served {connections} connection(s)");
+    Ok(())
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -280,7 +366,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
             println!("{}", conn_line(&dev.accept(20_000)?));
-            scenario::kernel_target(&dev, len, access, fill)
+            scenario::target(&dev, len, access, fill)
         }
         Cmd::KernelInitiator {
             connect,
@@ -291,6 +377,36 @@ fn run(cli: Cli) -> Result<()> {
             let dev = KrustDev::open(&cli.dev)?;
             println!("{}", conn_line(&dev.connect(connect, 0, 0, 20_000)?));
             scenario::initiator(&dev, scenario, seed, adds)
+        }
+        Cmd::Serve {
+            listen,
+            connections,
+            mode,
+            count,
+            len,
+            access,
+            fill,
+            depth,
+        } => serve(&listen, connections, mode, count, len, access, fill, depth),
+        Cmd::Ping {
+            connect,
+            sizes,
+            seed,
+            depth,
+        } => {
+            let peer = upeer::UPeer::connect(&connect, depth.resp, depth.init)?;
+            println!("connected");
+            scenario::ping(&peer, &sizes, seed)
+        }
+        Cmd::Initiate {
+            connect,
+            scenario,
+            seed,
+            adds,
+        } => {
+            let peer = upeer::UPeer::connect(&connect, 0, 0)?;
+            println!("connected");
+            scenario::initiator(&peer, scenario, seed, adds)
         }
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;

@@ -50,6 +50,36 @@ impl Endpoint for KrustDev {
     }
 }
 
+/// The side that exposes windows.
+pub trait WindowOwner {
+    /// Exposes `len` bytes with `ACCESS_*` rights: (address, rkey, id).
+    fn expose(&self, len: u64, access: u32) -> Result<(u64, u32, u32)>;
+    /// Copies the start of window `id` into `buf`.
+    fn window_read(&self, id: u32, buf: &mut [u8]) -> Result<()>;
+    /// Copies `data` to the start of window `id`.
+    fn window_write(&self, id: u32, data: &[u8]) -> Result<()>;
+    /// Invalidates the window's key and frees it.
+    fn revoke(&self, id: u32) -> Result<()>;
+}
+
+impl WindowOwner for KrustDev {
+    fn expose(&self, len: u64, access: u32) -> Result<(u64, u32, u32)> {
+        KrustDev::expose(self, len, access).context("IOCTL_EXPOSE")
+    }
+    fn window_read(&self, id: u32, buf: &mut [u8]) -> Result<()> {
+        self.window_io(id, 0, buf, true)
+            .context("IOCTL_WINDOW_READ")
+    }
+    fn window_write(&self, id: u32, data: &[u8]) -> Result<()> {
+        let mut copy = data.to_vec();
+        self.window_io(id, 0, &mut copy, false)
+            .context("IOCTL_WINDOW_WRITE")
+    }
+    fn revoke(&self, id: u32) -> Result<()> {
+        KrustDev::revoke(self, id).context("IOCTL_REVOKE")
+    }
+}
+
 /// The `ACCESS_*` bits of a string of `r`, `w`, `a`.
 pub fn parse_access(s: &str) -> Result<u32, String> {
     let mut bits = 0;
@@ -97,6 +127,9 @@ pub enum Scenario {
     Outside,
     /// The target revokes the window; READ with the old key is refused.
     Revoke,
+    /// Fetch-and-add 1, `adds` times, printing each value returned; for many
+    /// initiators at once.
+    Fadd,
 }
 
 /// Runs `scenario` against the target at the other end of `ep`.
@@ -159,6 +192,14 @@ pub fn initiator(ep: &dyn Endpoint, scenario: Scenario, seed: u64, adds: u32) ->
             println!("read outside the window refused: {got}");
             return Ok(());
         }
+        Scenario::Fadd => {
+            for _ in 0..adds {
+                let old = ep
+                    .atomic(w.addr, w.rkey, abi::ATOMIC_FETCH_ADD, 1, 0)
+                    .context("FADD")?;
+                println!("fadd-old {old}");
+            }
+        }
         Scenario::Revoke => {
             request(ep, ctl::REVOKE, 0)?;
             let mut buf = vec![0u8; len.min(64)];
@@ -171,30 +212,32 @@ pub fn initiator(ep: &dyn Endpoint, scenario: Scenario, seed: u64, adds: u32) ->
     Ok(())
 }
 
-/// The kernel target: expose a window, advertise it, answer checks.
-pub fn kernel_target(dev: &KrustDev, len: u64, access: u32, fill: Option<u64>) -> Result<()> {
-    let (addr, rkey, id) = dev.expose(len, access).context("IOCTL_EXPOSE")?;
-    println!("window addr={addr:#x} rkey={rkey:#x} len={len} id={id}");
-    let mut win = vec![0u8; len as usize];
-    if let Some(seed) = fill {
-        pattern::fill(&mut win, seed, 0);
-        dev.window_io(id, 0, &mut win, false)
-            .context("IOCTL_WINDOW_WRITE")?;
-    }
+/// Sends the advert of a window.
+pub fn advertise(ep: &dyn Endpoint, addr: u64, rkey: u32, len: u64) -> Result<()> {
     let advert = Advert {
         addr,
         rkey,
         len: len as u32,
     };
-    dev.send(&advert.encode(), TIMEOUT_MS)
-        .context("send advert")?;
+    ep.send_msg(&advert.encode()).context("send advert")
+}
+
+/// Answers one initiator's requests about window `id` of `owner` until BYE.
+pub fn answer(
+    ep: &dyn Endpoint,
+    owner: &dyn WindowOwner,
+    id: u32,
+    len: u64,
+    fill: Option<u64>,
+) -> Result<()> {
+    let mut win = vec![0u8; len as usize];
     let mut b = [0u8; 16];
     loop {
-        let n = dev.recv(&mut b, TIMEOUT_MS).context("receive request")?;
+        let n = ep.recv_msg(&mut b).context("receive request")?;
         let (tag, arg) = ctl::decode(&b[..n]).context("bad request")?;
         let reply = match &tag {
             t if t == ctl::CHECKPAT => {
-                dev.window_io(id, 0, &mut win, true)?;
+                owner.window_read(id, &mut win)?;
                 match pattern::check(&win, fill.unwrap_or(0), arg) {
                     None => ctl::encode(ctl::OK, 0),
                     Some(off) => ctl::encode(ctl::BAD, off as u64),
@@ -202,7 +245,7 @@ pub fn kernel_target(dev: &KrustDev, len: u64, access: u32, fill: Option<u64>) -
             }
             t if t == ctl::CHECKU64 => {
                 let mut v = [0u8; 8];
-                dev.window_io(id, 0, &mut v, true)?;
+                owner.window_read(id, &mut v)?;
                 let got = u64::from_ne_bytes(v);
                 println!("window value {got:#x}");
                 if got == arg {
@@ -212,15 +255,82 @@ pub fn kernel_target(dev: &KrustDev, len: u64, access: u32, fill: Option<u64>) -
                 }
             }
             t if t == ctl::REVOKE => {
-                dev.revoke(id).context("IOCTL_REVOKE")?;
+                owner.revoke(id)?;
                 println!("revoked");
                 ctl::encode(ctl::OK, 0)
             }
-            t if t == ctl::BYE => break,
+            t if t == ctl::BYE => return Ok(()),
             _ => bail!("unknown request"),
         };
-        dev.send(&reply, TIMEOUT_MS).context("send reply")?;
+        ep.send_msg(&reply).context("send reply")?;
     }
+}
+
+/// Exposes a window of `owner` (filled with pattern message 0 of `fill`):
+/// (address, rkey, id).
+pub fn expose(
+    owner: &dyn WindowOwner,
+    len: u64,
+    access: u32,
+    fill: Option<u64>,
+) -> Result<(u64, u32, u32)> {
+    let (addr, rkey, id) = owner.expose(len, access)?;
+    println!("window addr={addr:#x} rkey={rkey:#x} len={len} id={id}");
+    if let Some(seed) = fill {
+        let mut win = vec![0u8; len as usize];
+        pattern::fill(&mut win, seed, 0);
+        owner.window_write(id, &win)?;
+    }
+    Ok((addr, rkey, id))
+}
+
+/// A single-connection target: expose, advertise, answer until BYE.
+pub fn target<T: Endpoint + WindowOwner>(
+    ep: &T,
+    len: u64,
+    access: u32,
+    fill: Option<u64>,
+) -> Result<()> {
+    let (addr, rkey, id) = expose(ep, len, access, fill)?;
+    advertise(ep, addr, rkey, len)?;
+    answer(ep, ep, id, len, fill)?;
     println!("target done");
+    Ok(())
+}
+
+/// Sends one patterned message per size and checks each echo.
+pub fn ping(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
+    let mut back = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    for (i, &size) in sizes.iter().enumerate() {
+        let mut msg = vec![0u8; size as usize];
+        pattern::fill(&mut msg, seed, i as u64);
+        ep.send_msg(&msg)
+            .with_context(|| format!("send message {i} ({size} bytes)"))?;
+        let n = ep
+            .recv_msg(&mut back)
+            .with_context(|| format!("receive echo {i}"))?;
+        if n as u64 != size {
+            bail!("echo {i}: {n} bytes, sent {size}");
+        }
+        if let Some(off) = pattern::check(&back[..n], seed, i as u64) {
+            bail!("echo {i} ({size} bytes): data differs at offset {off}");
+        }
+        println!("ok {size} bytes");
+    }
+    println!("{} message(s) echoed and verified", sizes.len());
+    Ok(())
+}
+
+/// Echoes `count` messages.
+pub fn echo(ep: &dyn Endpoint, count: u32) -> Result<()> {
+    let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    for i in 0..count {
+        let n = ep
+            .recv_msg(&mut buf)
+            .with_context(|| format!("receive message {i}"))?;
+        ep.send_msg(&buf[..n])
+            .with_context(|| format!("echo message {i} ({n} bytes)"))?;
+    }
+    println!("echoed {count} message(s)");
     Ok(())
 }

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The userspace RDMA end: librdmacm's synchronous endpoint API
+//! (`rdma_create_ep`, `rdma_get_request`, `rdma_connect`, `rdma_accept`) and
+//! libibverbs, through rdma-sys.
+//!
+//! It speaks the module's message protocol (`abi::WireHdr`, credits, see
+//! `Documentation/flow-control.rst`) with the same constants, so a kernel fd
+//! and this peer can be either end of a connection.
+
+use crate::abi::{self, WireHdr};
+use crate::scenario::{Endpoint, WindowOwner};
+use anyhow::{bail, Context, Result};
+use rdma_sys::*;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::io;
+use std::ptr::null_mut;
+use std::time::{Duration, Instant};
+
+const RECV_DEPTH: usize = abi::RECV_DEPTH as usize;
+const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
+const HDR: usize = abi::WIRE_HDR_SIZE as usize;
+const FRAG: usize = RECV_BUF - HDR;
+const MAX_FRAGS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(FRAG);
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+// wr_id: kind in the high 32 bits, index in the low ones.
+const WR_RECV: u64 = 1 << 32;
+const WR_SEND: u64 = 2 << 32;
+const WR_OP: u64 = 3 << 32;
+
+fn os_err(what: &str) -> anyhow::Error {
+    anyhow::anyhow!("{what}: {}", io::Error::last_os_error())
+}
+
+/// A buffer registered with the device.
+struct Region {
+    /// The memory; its heap block never moves while registered.
+    buf: RefCell<Vec<u8>>,
+    mr: *mut ibv_mr,
+}
+
+impl Region {
+    fn new(pd: *mut ibv_pd, len: usize, access: u32) -> Result<Self> {
+        let mut buf = vec![0u8; len.max(1)];
+        // SAFETY: `buf` is `len` writable bytes that live as long as the MR
+        // (both are in `Region`, and `drop` deregisters first).
+        let mr = unsafe { ibv_reg_mr(pd, buf.as_mut_ptr().cast(), buf.len(), access as i32) };
+        if mr.is_null() {
+            return Err(os_err("ibv_reg_mr"));
+        }
+        Ok(Self {
+            buf: RefCell::new(buf),
+            mr,
+        })
+    }
+
+    fn addr(&self, off: usize) -> u64 {
+        self.buf.borrow().as_ptr() as u64 + off as u64
+    }
+
+    fn lkey(&self) -> u32 {
+        // SAFETY: the MR is valid while `self` lives.
+        unsafe { (*self.mr).lkey }
+    }
+
+    fn rkey(&self) -> u32 {
+        // SAFETY: as above.
+        unsafe { (*self.mr).rkey }
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new`, deregistered once.
+        unsafe { ibv_dereg_mr(self.mr) };
+    }
+}
+
+/// Message-protocol and completion state.
+#[derive(Default)]
+struct State {
+    credits: u32,
+    pending_grant: u32,
+    peer_low: bool,
+    /// Received data fragments: (receive slot, length, header).
+    rx: VecDeque<(usize, usize, WireHdr)>,
+    sends_inflight: u32,
+    ops_inflight: u32,
+    error: Option<String>,
+    op_error: Option<i32>,
+}
+
+/// One connected endpoint.
+pub struct UPeer {
+    id: *mut rdma_cm_id,
+    recv: Region,
+    send: Region,
+    op: Region,
+    st: RefCell<State>,
+    /// Windows exposed by this peer: id is the index.
+    windows: RefCell<Vec<Option<Region>>>,
+}
+
+fn qp_attr() -> ibv_qp_init_attr {
+    // SAFETY: zero is a valid `ibv_qp_init_attr`.
+    let mut a: ibv_qp_init_attr = unsafe { std::mem::zeroed() };
+    a.cap.max_send_wr = 2 * abi::RECV_DEPTH;
+    a.cap.max_recv_wr = abi::RECV_DEPTH;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    a.qp_type = ibv_qp_type::IBV_QPT_RC;
+    a
+}
+
+fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
+    let ip = match addr.family {
+        abi::AF_INET => {
+            std::net::IpAddr::from([addr.addr[0], addr.addr[1], addr.addr[2], addr.addr[3]])
+        }
+        _ => std::net::IpAddr::from(addr.addr),
+    };
+    let host = CString::new(ip.to_string())?;
+    let port = CString::new(addr.port.to_string())?;
+    // SAFETY: zero is a valid `rdma_addrinfo` hint.
+    let mut hints: rdma_addrinfo = unsafe { std::mem::zeroed() };
+    hints.ai_port_space = rdma_port_space::RDMA_PS_TCP as i32;
+    if passive {
+        hints.ai_flags = RAI_PASSIVE as i32;
+    }
+    let mut res = null_mut();
+    // SAFETY: the strings and hints are valid for the call.
+    if unsafe { rdma_getaddrinfo(host.as_ptr(), port.as_ptr(), &hints, &mut res) } != 0 {
+        return Err(os_err("rdma_getaddrinfo"));
+    }
+    Ok(res)
+}
+
+fn conn_param(resp: u32, init: u32) -> rdma_conn_param {
+    // SAFETY: zero is a valid `rdma_conn_param`.
+    let mut p: rdma_conn_param = unsafe { std::mem::zeroed() };
+    p.responder_resources = resp.min(255) as u8;
+    p.initiator_depth = init.min(255) as u8;
+    p.retry_count = 7;
+    p.rnr_retry_count = 7;
+    p
+}
+
+/// The device's `max_qp_rd_atom` and `max_qp_init_rd_atom`.
+fn device_limits(id: *mut rdma_cm_id) -> Result<(u32, u32)> {
+    // SAFETY: zero is a valid `ibv_device_attr`; `id` is bound to a device.
+    let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { ibv_query_device((*id).verbs, &mut attr) } != 0 {
+        return Err(os_err("ibv_query_device"));
+    }
+    Ok((
+        attr.max_qp_rd_atom.max(0) as u32,
+        attr.max_qp_init_rd_atom.max(0) as u32,
+    ))
+}
+
+/// As the module: 0 asks for the device's maximum, more is clamped to it.
+fn clamp_depth(asked: u32, dev_max: u32) -> u32 {
+    let max = dev_max.min(255);
+    if asked == 0 {
+        max
+    } else {
+        asked.min(max)
+    }
+}
+
+/// A listening endpoint that hands out connections.
+pub struct Listener {
+    id: *mut rdma_cm_id,
+}
+
+impl Listener {
+    /// Listens on `addr`.
+    pub fn bind(addr: &abi::Addr) -> Result<Self> {
+        let res = getaddrinfo(addr, true)?;
+        let mut id = null_mut();
+        let mut attr = qp_attr();
+        // SAFETY: `res` came from `rdma_getaddrinfo`; freed right after.
+        let ret = unsafe { rdma_create_ep(&mut id, res, null_mut(), &mut attr) };
+        // SAFETY: as above.
+        unsafe { rdma_freeaddrinfo(res) };
+        if ret != 0 {
+            return Err(os_err("rdma_create_ep"));
+        }
+        let l = Self { id };
+        // SAFETY: `id` is a passive endpoint.
+        if unsafe { rdma_listen(l.id, 8) } != 0 {
+            return Err(os_err("rdma_listen"));
+        }
+        Ok(l)
+    }
+
+    /// Waits for the next connection request, sets it up and accepts it,
+    /// serving at most `resp` READs/atomics and issuing at most `init`
+    /// (0: the device's maximum), and no more than the peer asked for: the
+    /// module's rules.
+    pub fn accept(&self, resp: u32, init: u32) -> Result<UPeer> {
+        let mut id = null_mut();
+        // SAFETY: the listener is valid; `id` receives the new endpoint.
+        if unsafe { rdma_get_request(self.id, &mut id) } != 0 {
+            return Err(os_err("rdma_get_request"));
+        }
+        // SAFETY: a synchronous id keeps its connection request event; its
+        // `param.conn` holds what the peer asked, seen from this side.
+        let (asked_resp, asked_init) = unsafe {
+            let ev = (*id).event;
+            if ev.is_null() {
+                (0, 0)
+            } else {
+                let c = (*ev).param.conn;
+                (
+                    u32::from(c.responder_resources),
+                    u32::from(c.initiator_depth),
+                )
+            }
+        };
+        let (max_resp, max_init) = device_limits(id)?;
+        let resp = clamp_depth(resp, max_resp).min(asked_resp);
+        let init = clamp_depth(init, max_init).min(asked_init);
+        println!("negotiated resp={resp} init={init} (peer asked {asked_resp}/{asked_init})");
+        let peer = UPeer::setup(id)?;
+        let mut p = conn_param(resp, init);
+        // SAFETY: the endpoint has its QP and its receives posted.
+        if unsafe { rdma_accept(peer.id, &mut p) } != 0 {
+            return Err(os_err("rdma_accept"));
+        }
+        Ok(peer)
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // SAFETY: created in `bind`, destroyed once.
+        unsafe { rdma_destroy_ep(self.id) };
+    }
+}
+
+impl UPeer {
+    /// Connects to `addr`.
+    pub fn connect(addr: &abi::Addr, resp: u32, init: u32) -> Result<Self> {
+        let res = getaddrinfo(addr, false)?;
+        let mut id = null_mut();
+        let mut attr = qp_attr();
+        // SAFETY: `res` came from `rdma_getaddrinfo`; freed right after.
+        let ret = unsafe { rdma_create_ep(&mut id, res, null_mut(), &mut attr) };
+        // SAFETY: as above.
+        unsafe { rdma_freeaddrinfo(res) };
+        if ret != 0 {
+            return Err(os_err("rdma_create_ep"));
+        }
+        let (max_resp, max_init) = device_limits(id)?;
+        let peer = Self::setup(id)?;
+        let mut p = conn_param(clamp_depth(resp, max_resp), clamp_depth(init, max_init));
+        // SAFETY: the endpoint has its QP and its receives posted.
+        if unsafe { rdma_connect(peer.id, &mut p) } != 0 {
+            return Err(os_err("rdma_connect"));
+        }
+        Ok(peer)
+    }
+
+    fn setup(id: *mut rdma_cm_id) -> Result<Self> {
+        // SAFETY: `id` is a valid endpoint with a PD (librdmacm's).
+        let pd = unsafe { (*id).pd };
+        let local = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0;
+        let peer = Self {
+            id,
+            recv: Region::new(pd, RECV_DEPTH * RECV_BUF, local)?,
+            send: Region::new(pd, (MAX_FRAGS + 1) * RECV_BUF, local)?,
+            op: Region::new(pd, abi::MAX_MSG_SIZE as usize, local)?,
+            st: RefCell::new(State::default()),
+            windows: RefCell::new(Vec::new()),
+        };
+        for slot in 0..RECV_DEPTH {
+            peer.post_recv(slot)?;
+        }
+        peer.st.borrow_mut().credits = abi::RECV_DEPTH;
+        Ok(peer)
+    }
+
+    fn post_recv(&self, slot: usize) -> Result<()> {
+        let mut sge = ibv_sge {
+            addr: self.recv.addr(slot * RECV_BUF),
+            length: RECV_BUF as u32,
+            lkey: self.recv.lkey(),
+        };
+        // SAFETY: zero is a valid `ibv_recv_wr`.
+        let mut wr: ibv_recv_wr = unsafe { std::mem::zeroed() };
+        wr.wr_id = WR_RECV | slot as u64;
+        wr.sg_list = &mut sge;
+        wr.num_sge = 1;
+        let mut bad = null_mut();
+        // SAFETY: the QP is valid; the buffer is registered and owned by us.
+        if unsafe { ibv_post_recv((*self.id).qp, &mut wr, &mut bad) } != 0 {
+            return Err(os_err("ibv_post_recv"));
+        }
+        Ok(())
+    }
+
+    /// Posts a send-queue request on `region[off..off+len]`.
+    #[allow(clippy::too_many_arguments)]
+    fn post(
+        &self,
+        kind: u64,
+        opcode: u32,
+        region: &Region,
+        off: usize,
+        len: usize,
+        remote: Option<(u64, u32)>,
+        atomic: Option<(u64, u64)>,
+    ) -> io::Result<()> {
+        let mut sge = ibv_sge {
+            addr: region.addr(off),
+            length: len as u32,
+            lkey: region.lkey(),
+        };
+        // SAFETY: zero is a valid `ibv_send_wr`.
+        let mut wr: ibv_send_wr = unsafe { std::mem::zeroed() };
+        wr.wr_id = kind;
+        wr.sg_list = &mut sge;
+        wr.num_sge = 1;
+        wr.opcode = opcode;
+        wr.send_flags = ibv_send_flags::IBV_SEND_SIGNALED.0;
+        match (remote, atomic) {
+            (Some((addr, rkey)), Some((compare_add, swap))) => {
+                wr.wr.atomic = atomic_t {
+                    remote_addr: addr,
+                    compare_add,
+                    swap,
+                    rkey,
+                }
+            }
+            (Some((addr, rkey)), None) => {
+                wr.wr.rdma = rdma_t {
+                    remote_addr: addr,
+                    rkey,
+                }
+            }
+            _ => {}
+        }
+        let mut bad = null_mut();
+        // SAFETY: the QP is valid; the buffer is registered and owned by us.
+        let ret = unsafe { ibv_post_send((*self.id).qp, &mut wr, &mut bad) };
+        if ret != 0 {
+            return Err(io::Error::from_raw_os_error(ret));
+        }
+        Ok(())
+    }
+
+    /// Polls both CQs once; returns whether anything completed.
+    fn poll(&self) -> Result<bool> {
+        let mut any = false;
+        // SAFETY: the endpoint's CQs are valid.
+        let cqs = unsafe { [(*self.id).recv_cq, (*self.id).send_cq] };
+        for cq in cqs {
+            loop {
+                // SAFETY: zero is a valid `ibv_wc`; `cq` is valid.
+                let mut wc: ibv_wc = unsafe { std::mem::zeroed() };
+                // SAFETY: as above.
+                let n = unsafe { ibv_poll_cq(cq, 1, &mut wc) };
+                if n < 0 {
+                    bail!("ibv_poll_cq failed");
+                }
+                if n == 0 {
+                    break;
+                }
+                any = true;
+                self.complete(&wc)?;
+            }
+        }
+        Ok(any)
+    }
+
+    fn complete(&self, wc: &ibv_wc) -> Result<()> {
+        let ok = wc.status == ibv_wc_status::IBV_WC_SUCCESS;
+        let kind = wc.wr_id & !0xffff_ffff;
+        let idx = (wc.wr_id & 0xffff_ffff) as usize;
+        let mut st = self.st.borrow_mut();
+        match kind {
+            WR_RECV => {
+                if !ok {
+                    st.error
+                        .get_or_insert(format!("receive failed, status {}", wc.status));
+                    return Ok(());
+                }
+                let len = wc.byte_len as usize;
+                let hdr =
+                    WireHdr::decode(&self.recv.buf.borrow()[idx * RECV_BUF..idx * RECV_BUF + len]);
+                let Some(hdr) = hdr else {
+                    st.error.get_or_insert("bad wire header".into());
+                    return Ok(());
+                };
+                st.credits += hdr.grant;
+                st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
+                if hdr.flags & abi::WIRE_CREDIT != 0 {
+                    drop(st);
+                    self.post_recv(idx)?;
+                    self.st.borrow_mut().pending_grant += 1;
+                } else {
+                    st.rx.push_back((idx, len, hdr));
+                }
+            }
+            WR_SEND => {
+                st.sends_inflight -= 1;
+                if !ok {
+                    st.error
+                        .get_or_insert(format!("send failed, status {}", wc.status));
+                }
+            }
+            _ => {
+                st.ops_inflight -= 1;
+                if !ok && st.op_error.is_none() {
+                    // The verbs status codes of access errors; as the module
+                    // maps them.
+                    st.op_error = Some(match wc.status {
+                        ibv_wc_status::IBV_WC_REM_ACCESS_ERR
+                        | ibv_wc_status::IBV_WC_LOC_PROT_ERR => libc::EACCES,
+                        ibv_wc_status::IBV_WC_WR_FLUSH_ERR => libc::ECONNRESET,
+                        _ => libc::EIO,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls until `done` holds or the time is up.
+    fn wait(&self, what: &str, mut done: impl FnMut(&State) -> bool) -> Result<()> {
+        let end = Instant::now() + TIMEOUT;
+        loop {
+            if done(&self.st.borrow()) {
+                return Ok(());
+            }
+            if let Some(e) = &self.st.borrow().error {
+                bail!("{what}: {e}");
+            }
+            if !self.poll()? {
+                if Instant::now() > end {
+                    bail!("{what}: timed out");
+                }
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+
+    /// Sends the credits back when the peer needs them.
+    fn maybe_send_credits(&self) -> Result<()> {
+        let (grant, low) = {
+            let mut st = self.st.borrow_mut();
+            let due = st.pending_grant > 0
+                && (st.peer_low || st.pending_grant >= abi::RECV_DEPTH / 2)
+                && st.credits >= 1
+                && st.sends_inflight == 0;
+            if !due {
+                return Ok(());
+            }
+            st.credits -= 1;
+            st.peer_low = false;
+            st.sends_inflight += 1;
+            (std::mem::take(&mut st.pending_grant), st.credits < 2)
+        };
+        let hdr = WireHdr {
+            flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
+            grant,
+            ..Default::default()
+        };
+        // The last slot of the send region is the credit message's.
+        let off = MAX_FRAGS * RECV_BUF;
+        // No request uses this slot: `sends_inflight` was 0.
+        self.send.buf.borrow_mut()[off..off + HDR].copy_from_slice(&hdr.encode());
+        self.post(
+            WR_SEND,
+            ibv_wr_opcode::IBV_WR_SEND,
+            &self.send,
+            off,
+            HDR,
+            None,
+            None,
+        )
+        .context("send credits")?;
+        self.wait("credit send", |st| st.sends_inflight == 0)
+    }
+}
+
+impl Endpoint for UPeer {
+    fn send_msg(&self, data: &[u8]) -> Result<()> {
+        if data.len() as u64 > abi::MAX_MSG_SIZE {
+            bail!("message of {} bytes is too large", data.len());
+        }
+        let frags = data.len().div_ceil(FRAG).max(1);
+        self.wait("credits", |st| st.credits as usize > frags)?;
+        // No send is in flight, so the send region is ours to fill.
+        for i in 0..frags {
+            let chunk = (data.len() - i * FRAG).min(FRAG);
+            let (grant, low) = {
+                let mut st = self.st.borrow_mut();
+                st.credits -= 1;
+                st.peer_low = false;
+                st.sends_inflight += 1;
+                (std::mem::take(&mut st.pending_grant), st.credits < 2)
+            };
+            let mut flags = if low { abi::WIRE_LOW } else { 0 };
+            if i == 0 {
+                flags |= abi::WIRE_FIRST;
+            }
+            if i + 1 == frags {
+                flags |= abi::WIRE_LAST;
+            }
+            let hdr = WireHdr {
+                flags,
+                grant,
+                msg_len: data.len() as u32,
+                offset: (i * FRAG) as u32,
+            };
+            let off = i * RECV_BUF;
+            {
+                // Each fragment has its own slot.
+                let mut b = self.send.buf.borrow_mut();
+                b[off..off + HDR].copy_from_slice(&hdr.encode());
+                b[off + HDR..off + HDR + chunk].copy_from_slice(&data[i * FRAG..i * FRAG + chunk]);
+            }
+            self.post(
+                WR_SEND,
+                ibv_wr_opcode::IBV_WR_SEND,
+                &self.send,
+                off,
+                HDR + chunk,
+                None,
+                None,
+            )
+            .context("ibv_post_send")?;
+        }
+        self.wait("send", |st| st.sends_inflight == 0)
+    }
+
+    fn recv_msg(&self, buf: &mut [u8]) -> Result<usize> {
+        self.wait("receive", |st| match st.rx.front() {
+            Some((_, _, h)) => st.rx.len() >= (h.msg_len as usize).div_ceil(FRAG).max(1),
+            None => false,
+        })?;
+        let msg_len = self
+            .st
+            .borrow()
+            .rx
+            .front()
+            .map(|(_, _, h)| h.msg_len as usize)
+            .unwrap_or(0);
+        if msg_len > buf.len() {
+            bail!("message of {msg_len} bytes does not fit");
+        }
+        let frags = msg_len.div_ceil(FRAG).max(1);
+        let mut at = 0;
+        for _ in 0..frags {
+            let (slot, len, _) = self
+                .st
+                .borrow_mut()
+                .rx
+                .pop_front()
+                .context("fragment missing")?;
+            let n = len - HDR;
+            buf[at..at + n].copy_from_slice(
+                &self.recv.buf.borrow()[slot * RECV_BUF + HDR..slot * RECV_BUF + len],
+            );
+            at += n;
+            self.post_recv(slot)?;
+            self.st.borrow_mut().pending_grant += 1;
+        }
+        self.maybe_send_credits()?;
+        Ok(msg_len)
+    }
+
+    fn rdma(&self, addr: u64, rkey: u32, data: &mut [u8], write: bool) -> io::Result<()> {
+        let len = data.len();
+        // No operation is in flight, so the op region is ours.
+        if write {
+            self.op.buf.borrow_mut()[..len].copy_from_slice(data);
+        }
+        let opcode = if write {
+            ibv_wr_opcode::IBV_WR_RDMA_WRITE
+        } else {
+            ibv_wr_opcode::IBV_WR_RDMA_READ
+        };
+        self.st.borrow_mut().op_error = None;
+        self.st.borrow_mut().ops_inflight += 1;
+        self.post(WR_OP, opcode, &self.op, 0, len, Some((addr, rkey)), None)?;
+        self.wait("rdma", |st| st.ops_inflight == 0)
+            .map_err(io::Error::other)?;
+        if let Some(e) = self.st.borrow().op_error {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        if !write {
+            data.copy_from_slice(&self.op.buf.borrow()[..len]);
+        }
+        Ok(())
+    }
+
+    fn atomic(
+        &self,
+        addr: u64,
+        rkey: u32,
+        op: u32,
+        compare_add: u64,
+        swap: u64,
+    ) -> io::Result<u64> {
+        if !addr.is_multiple_of(8) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let opcode = match op {
+            abi::ATOMIC_CMP_SWAP => ibv_wr_opcode::IBV_WR_ATOMIC_CMP_AND_SWP,
+            _ => ibv_wr_opcode::IBV_WR_ATOMIC_FETCH_AND_ADD,
+        };
+        self.st.borrow_mut().op_error = None;
+        self.st.borrow_mut().ops_inflight += 1;
+        self.post(
+            WR_OP,
+            opcode,
+            &self.op,
+            0,
+            8,
+            Some((addr, rkey)),
+            Some((compare_add, swap)),
+        )?;
+        self.wait("atomic", |st| st.ops_inflight == 0)
+            .map_err(io::Error::other)?;
+        if let Some(e) = self.st.borrow().op_error {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&self.op.buf.borrow()[..8]);
+        Ok(u64::from_ne_bytes(v))
+    }
+}
+
+impl WindowOwner for UPeer {
+    fn expose(&self, len: u64, access: u32) -> Result<(u64, u32, u32)> {
+        let mut flags = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0;
+        if access & abi::ACCESS_READ != 0 {
+            flags |= ibv_access_flags::IBV_ACCESS_REMOTE_READ.0;
+        }
+        if access & abi::ACCESS_WRITE != 0 {
+            flags |= ibv_access_flags::IBV_ACCESS_REMOTE_WRITE.0;
+        }
+        if access & abi::ACCESS_ATOMIC != 0 {
+            flags |= ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC.0;
+        }
+        // SAFETY: the endpoint's PD is valid.
+        let r = Region::new(unsafe { (*self.id).pd }, len as usize, flags)?;
+        let out = (r.addr(0), r.rkey());
+        let mut w = self.windows.borrow_mut();
+        w.push(Some(r));
+        Ok((out.0, out.1, (w.len() - 1) as u32))
+    }
+
+    fn window_read(&self, id: u32, buf: &mut [u8]) -> Result<()> {
+        let w = self.windows.borrow();
+        let r = w
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .context("no such window")?;
+        buf.copy_from_slice(&r.buf.borrow()[..buf.len()]);
+        Ok(())
+    }
+
+    fn window_write(&self, id: u32, data: &[u8]) -> Result<()> {
+        let mut w = self.windows.borrow_mut();
+        let r = w
+            .get_mut(id as usize)
+            .and_then(Option::as_mut)
+            .context("no such window")?;
+        r.buf.borrow_mut()[..data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn revoke(&self, id: u32) -> Result<()> {
+        let mut w = self.windows.borrow_mut();
+        // Deregistering the MR invalidates its rkey.
+        w.get_mut(id as usize)
+            .and_then(Option::take)
+            .context("no such window")?;
+        Ok(())
+    }
+}
+
+impl Drop for UPeer {
+    fn drop(&mut self) {
+        // SAFETY: the endpoint is valid; disconnecting first lets the peer
+        // see the end; the regions are deregistered after the QP is gone.
+        unsafe {
+            rdma_disconnect(self.id);
+            rdma_destroy_ep(self.id);
+        }
+    }
+}
