@@ -44,6 +44,8 @@ ALL_TESTS=(
 	kernel_to_userspace_rdma
 	userspace_to_kernel_rdma
 	concurrent_fadd_exact_sum
+	rping_client_against_module
+	module_client_against_rping
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -533,6 +535,44 @@ test_concurrent_fadd_exact_sum() {
 	expect_eq "$(cat /tmp/fadd.* | sed -n 's/^fadd-old //p' | sort -n | uniq | wc -l)" $total "distinct old values"
 	expect_eq "$(cat /tmp/fadd.* | sed -n 's/^fadd-old //p' | sort -n | tail -1)" $((total - 1)) "largest old value"
 	echo "  $n adders x $adds: $total distinct values 0..$((total - 1))"
+}
+
+# rdma-core's rping client (-V: it checks every echo) against the module as
+# rping server, at three sizes.
+test_rping_client_against_module() {
+	ensure_loaded
+	local size port=7174 out
+	for size in 64 1000 65535; do
+		port=$((port + 1))
+		"$TOOL" rping --server --addr "$IP:$port" >/tmp/rping.$port 2>&1 &
+		local srv=$!
+		wait_for 10 grep -q '^listening' /tmp/rping.$port || fail "server: $(cat /tmp/rping.$port)"
+		out=$(timeout 120 rping -c -a "$IP" -p $port -C 20 -S $size -V 2>&1) ||
+			fail "rping -c -S $size failed: $out"
+		wait $srv || fail "module server: $(cat /tmp/rping.$port)"
+		grep -q '^rping server: 20 ping(s) served$' /tmp/rping.$port || fail "$(cat /tmp/rping.$port)"
+		echo "  rping -c -C 20 -S $size -V: ok, module served 20"
+	done
+}
+
+# The module as rping client (validating) against rdma-core's rping server.
+test_module_client_against_rping() {
+	ensure_loaded
+	local size port=7180 out
+	for size in 64 1000 65535; do
+		port=$((port + 1))
+		timeout 120 rping -s -a "$IP" -p $port -S $size >/tmp/rping-s.$port 2>&1 &
+		local srv=$! try
+		for try in 1 2 3 4 5 6 7 8 9 10; do
+			out=$("$TOOL" rping --client --addr "$IP:$port" -C 20 -S $size -V 2>&1) && break
+			grep -q 'Connection refused' <<<"$out" || break
+			sleep 0.2
+		done
+		grep -q "^rping client: 20 ping(s) of $size bytes, validated$" <<<"$out" ||
+			fail "module client (-S $size): $out"
+		wait $srv || fail "rping -s: $(cat /tmp/rping-s.$port)"
+		echo "  module -> rping -s -S $size: 20 validated"
+	done
 }
 
 # --- runner ------------------------------------------------------------------

@@ -257,11 +257,18 @@ pub struct ConnectReq {
     pub responder_resources: u32,
     /// READ/atomic requests this side will issue; 0 = device maximum.
     pub initiator_depth: u32,
-    /// Must be zero.
+    /// [`CONN_RAW`] or zero.
     pub flags: u32,
     /// Output: the connection.
     pub info: ConnInfo,
 }
+
+/// Connection flag: raw messages. Each `IOCTL_SEND` is one SEND of exactly
+/// the caller's bytes (at most [`RECV_BUF_SIZE`]) and each `IOCTL_RECV` one
+/// received buffer: no header, no fragments, no credits; the peer's receives
+/// are the caller's business, as with bare verbs. This is how rping's
+/// protocol runs over the module (see `Documentation/rping.rst`).
+pub const CONN_RAW: u32 = 1;
 
 /// Argument of [`IOCTL_LISTEN`].
 ///
@@ -278,7 +285,7 @@ pub struct ListenReq {
     pub responder_resources: u32,
     /// Cap on READ/atomic requests issued; 0 = device maximum.
     pub initiator_depth: u32,
-    /// Must be zero.
+    /// [`CONN_RAW`] or zero.
     pub flags: u32,
     /// Must be zero.
     pub reserved: u32,

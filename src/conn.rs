@@ -190,6 +190,8 @@ struct St {
     listen_caps: (u32, u32),
     /// The RDMA device index once bound, for the registry.
     device_index: Option<u32>,
+    /// Raw messages (`abi::CONN_RAW`): no header, no credits.
+    raw: bool,
 }
 
 /// The cm ids of the connection.
@@ -284,6 +286,7 @@ impl Conn {
                     },
                     listen_caps: (0, 0),
                     device_index: None,
+                    raw: false,
                 }),
                 cv <- new_condvar!(),
                 ep <- new_mutex!(Ep { listener: None, id: None }),
@@ -337,7 +340,7 @@ impl Conn {
 
     /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
     pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
-        if req.flags != 0 {
+        if req.flags & !abi::CONN_RAW != 0 {
             return Err(EINVAL);
         }
         let dst = sockaddr(&req.dst)?;
@@ -347,6 +350,7 @@ impl Conn {
                 return Err(errno::EISCONN());
             }
             st.state = abi::state::CONNECTING;
+            st.raw = req.flags & abi::CONN_RAW != 0;
         }
         let r = self.connect_steps(&dst, req);
         if let Err(e) = r {
@@ -433,7 +437,7 @@ impl Conn {
 
     /// `IOCTL_LISTEN`: bind, listen, and take the first request.
     pub(crate) fn listen(self: &Arc<Self>, req: &abi::ListenReq) -> Result {
-        if req.flags != 0 || req.reserved != 0 {
+        if req.flags & !abi::CONN_RAW != 0 || req.reserved != 0 {
             return Err(EINVAL);
         }
         let addr = sockaddr(&req.addr)?;
@@ -443,6 +447,7 @@ impl Conn {
                 return Err(errno::EISCONN());
             }
             st.state = abi::state::LISTENING;
+            st.raw = req.flags & abi::CONN_RAW != 0;
             st.listen_caps = (req.responder_resources, req.initiator_depth);
         }
         let listener = CmId::new(self.clone()).and_then(|id| {
@@ -614,7 +619,8 @@ impl Conn {
         }
         let (grant, low) = {
             let mut st = self.st.lock();
-            let due = st.pending_grant > 0
+            let due = !st.raw
+                && st.pending_grant > 0
                 && (st.peer_low || st.pending_grant >= RECV_DEPTH / 2)
                 && st.credits >= 1;
             if !due {
@@ -661,7 +667,14 @@ impl Conn {
         let frags = len.div_ceil(FRAG).max(1);
         let timeout = timeout_of(x.timeout_ms);
         let _whole = self.send_lock.lock();
-        Self::require_connected(&self.st.lock())?;
+        let raw = {
+            let st = self.st.lock();
+            Self::require_connected(&st)?;
+            st.raw
+        };
+        if raw {
+            return self.send_raw(x, timeout);
+        }
 
         // Take every credit the message needs before sending any fragment,
         // so a signal or timeout never leaves half a message on the wire.
@@ -721,6 +734,42 @@ impl Conn {
         });
         let _ = sent;
         result.and(done)
+    }
+
+    /// A raw SEND: exactly the caller's bytes, then wait for it.
+    fn send_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result {
+        let len = x.len as usize;
+        if len > RECV_BUF {
+            return Err(errno::EMSGSIZE());
+        }
+        let dev = self.op_device()?;
+        let mut cpu = DeviceBuf::alloc(&dev, len.max(1), Direction::ToDevice)?.into_cpu();
+        UserSlice::new(x.buf as usize, len)
+            .reader()
+            .read_slice(cpu.get_mut(..len).ok_or(EINVAL)?)?;
+        self.st.lock().sends_inflight += 1;
+        let r = {
+            let ep = self.ep.lock();
+            match ep.id.as_ref().and_then(|id| id.qp()) {
+                Some(qp) => qp
+                    .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send, true)
+                    .map_err(|(e, _)| e),
+                None => Err(errno::ENOTCONN()),
+            }
+        };
+        if let Err(e) = r {
+            self.st.lock().sends_inflight -= 1;
+            return Err(e);
+        }
+        self.wait(timeout, |st| {
+            if st.sends_inflight == 0 {
+                return Some(Ok(()));
+            }
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            None
+        })
     }
 
     fn send_fragment(
@@ -786,6 +835,9 @@ impl Conn {
             return Err(EINVAL);
         }
         let timeout = timeout_of(x.timeout_ms);
+        if self.st.lock().raw {
+            return self.recv_raw(x, timeout);
+        }
         // Wait until a whole message is here; nothing is taken before that,
         // so a signal or a timeout leaves the queue as it was.
         let msg_len = loop {
@@ -1149,6 +1201,32 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// A raw RECV: the next received buffer as it came.
+    fn recv_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result<u64> {
+        self.pump()?;
+        let len = self.wait(timeout, |st| {
+            if let Some(f) = st.rx.front() {
+                return Some(Ok(f.len));
+            }
+            Self::require_connected(st).err().map(Err)
+        })?;
+        if len as u64 > x.len {
+            return Err(errno::EMSGSIZE());
+        }
+        let f = self.st.lock().rx.pop().ok_or(EIO)?;
+        let r = match f.buf.get(..len) {
+            Some(data) => UserSlice::new(x.buf as usize, len)
+                .writer()
+                .write_slice(data),
+            None => Err(EIO),
+        };
+        let _ = self.st.lock().repost.push(f.buf.into_device());
+        self.pump()?;
+        r.map(|()| len as u64)
+    }
+}
+
 impl CompletionHandler for Conn {
     type Ctx = Work;
 
@@ -1168,6 +1246,16 @@ impl CompletionHandler for Conn {
                 }
                 let cpu = buf.into_cpu();
                 let len = (wc.byte_len as usize).min(cpu.len());
+                if st.raw {
+                    let hdr = WireHdr::default();
+                    if let Err(f) = st.rx.push(Fragment { hdr, buf: cpu, len }) {
+                        drop(f);
+                        self.close_locked(&mut st, errno::EPROTO());
+                        return;
+                    }
+                    self.cv.notify_all();
+                    return;
+                }
                 let Some(hdr) = cpu.get(..len).and_then(WireHdr::decode) else {
                     pr_debug!("bad wire header\n");
                     self.close_locked(&mut st, errno::EPROTO());

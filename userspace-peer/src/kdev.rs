@@ -88,12 +88,14 @@ impl KrustDev {
         resp: u32,
         init: u32,
         timeout_ms: u32,
+        flags: u32,
     ) -> Result<abi::ConnInfo> {
         let mut req = abi::ConnectReq {
             dst,
             timeout_ms,
             responder_resources: resp,
             initiator_depth: init,
+            flags,
             ..Default::default()
         };
         // SAFETY: `req` is a `ConnectReq`, what the command expects.
@@ -103,11 +105,12 @@ impl KrustDev {
     }
 
     /// `IOCTL_LISTEN`.
-    pub fn listen(&self, addr: abi::Addr, resp: u32, init: u32) -> Result<()> {
+    pub fn listen(&self, addr: abi::Addr, resp: u32, init: u32, flags: u32) -> Result<()> {
         let req = abi::ListenReq {
             addr,
             responder_resources: resp,
             initiator_depth: init,
+            flags,
             ..Default::default()
         };
         // SAFETY: `req` is a `ListenReq`, only read by the kernel.

@@ -11,6 +11,7 @@ mod ctl;
 mod errno;
 mod kdev;
 mod pattern;
+mod rping;
 mod scenario;
 mod table;
 mod upeer;
@@ -144,6 +145,28 @@ pub enum Cmd {
         #[arg(long, default_value_t = 10)]
         adds: u32,
     },
+    /// Run rping's protocol in the module, as server (against `rping -c`) or
+    /// client (against `rping -s`).
+    Rping {
+        /// Be the server: listen on --addr.
+        #[arg(long, conflicts_with = "client")]
+        server: bool,
+        /// Be the client: connect to --addr.
+        #[arg(long)]
+        client: bool,
+        /// Address and port (rping's default port is 7174).
+        #[arg(long, value_parser = addr::parse)]
+        addr: abi::Addr,
+        /// Client: ping-pongs to run.
+        #[arg(short = 'C', long, default_value_t = 10)]
+        count: u32,
+        /// Client: buffer size (rping's -S; 23 to 65535).
+        #[arg(short = 'S', long, default_value_t = 64)]
+        size: u32,
+        /// Client: check every echoed buffer (rping's -V).
+        #[arg(short = 'V', long)]
+        validate: bool,
+    },
     /// In-kernel target: listen, expose a window, advertise it, answer checks.
     KernelTarget {
         /// Address and port to listen on.
@@ -217,7 +240,7 @@ fn kernel_echo(
     depth: Depth,
     timeout_ms: u32,
 ) -> Result<()> {
-    dev.listen(listen, depth.resp, depth.init)?;
+    dev.listen(listen, depth.resp, depth.init, 0)?;
     println!("listening");
     std::io::Write::flush(&mut std::io::stdout())?;
     let info = dev.accept(timeout_ms)?;
@@ -234,7 +257,7 @@ fn kernel_ping(
     depth: Depth,
     timeout_ms: u32,
 ) -> Result<()> {
-    let info = dev.connect(connect, depth.resp, depth.init, timeout_ms)?;
+    let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, 0)?;
     println!("{}", conn_line(&info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
@@ -362,7 +385,7 @@ fn run(cli: Cli) -> Result<()> {
             fill,
         } => {
             let dev = KrustDev::open(&cli.dev)?;
-            dev.listen(listen, 0, 0)?;
+            dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
             println!("{}", conn_line(&dev.accept(20_000)?));
@@ -375,7 +398,7 @@ fn run(cli: Cli) -> Result<()> {
             adds,
         } => {
             let dev = KrustDev::open(&cli.dev)?;
-            println!("{}", conn_line(&dev.connect(connect, 0, 0, 20_000)?));
+            println!("{}", conn_line(&dev.connect(connect, 0, 0, 20_000, 0)?));
             scenario::initiator(&dev, scenario, seed, adds)
         }
         Cmd::Serve {
@@ -407,6 +430,21 @@ fn run(cli: Cli) -> Result<()> {
             let peer = upeer::UPeer::connect(&connect, 0, 0)?;
             println!("connected");
             scenario::initiator(&peer, scenario, seed, adds)
+        }
+        Cmd::Rping {
+            server,
+            client,
+            addr,
+            count,
+            size,
+            validate,
+        } => {
+            let dev = KrustDev::open(&cli.dev)?;
+            match (server, client) {
+                (true, false) => rping::server(&dev, addr),
+                (false, true) => rping::client(&dev, addr, count, size, validate),
+                _ => bail!("rping: give --server or --client"),
+            }
         }
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
