@@ -1354,6 +1354,11 @@ impl Conn {
 }
 
 impl DeviceUser for Conn {
+    fn device_going(&self) {
+        let mut st = self.st.lock();
+        self.close_locked(&mut st, ENODEV);
+    }
+
     fn device_removed(&self) {
         self.shutdown(ENODEV);
     }

@@ -20,6 +20,12 @@ use kernel::{
 
 /// Something that uses an RDMA device and must stop before it goes away.
 pub(crate) trait DeviceUser: Send + Sync {
+    /// The device is going: from now on every operation and waiter fails
+    /// with `ENODEV`. Called for all users before any is torn down, so the
+    /// teardown of one (which its peers on the same device see as a
+    /// disconnect) cannot change what another reports.
+    fn device_going(&self);
+
     /// The device is being removed: stop using it, and release every
     /// reference to it, before returning.
     fn device_removed(&self);
@@ -165,6 +171,9 @@ impl ib::Client for DeviceClient {
         };
         let users = core::mem::replace(&mut *entry.users.lock(), RBTree::new());
         let n = users.iter().count();
+        for user in users.values() {
+            user.device_going();
+        }
         for user in users.values() {
             user.device_removed();
         }
