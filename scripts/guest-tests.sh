@@ -603,10 +603,40 @@ fi
 
 if [ "$mode" = demo ]; then
 	ensure_loaded || exit 1
+	demo() { # TITLE COMMAND...
+		echo
+		echo "### $1"
+		shift
+		"$@" 2>&1 | sed 's/^/    /'
+	}
+	demo "RDMA devices, as the module's ib_client sees them" "$TOOL" devices
+	demo "The same devices through libibverbs" "$TOOL" devices --verbs
 	echo
-	"$TOOL" devices
+	echo "### SEND/RECV: the module sends 1 B, 64 KiB and 1 MiB to the userspace peer, which echoes; data checked"
+	"$TOOL" serve --listen "$IP:7600" --mode echo --count 3 >/tmp/demo.serve 2>&1 &
+	wait_for 10 grep -q '^listening' /tmp/demo.serve
+	"$TOOL" kernel-ping --connect "$IP:7600" --sizes 1,65536,1048576 2>&1 | sed 's/^/    /'
+	wait
 	echo
-	"$TOOL" devices --verbs
+	echo "### RDMA READ and WRITE: the module on a 64 KiB window of the userspace peer; both sides check"
+	"$TOOL" serve --listen "$IP:7601" --mode target --len 65536 --access rw --fill 42 >/tmp/demo.t1 2>&1 &
+	wait_for 10 grep -q '^listening' /tmp/demo.t1
+	"$TOOL" kernel-initiator --connect "$IP:7601" --scenario rw --seed 42 2>&1 | sed 's/^/    /'
+	wait
+	echo
+	echo "### Atomics: the module runs CAS and FADD on the userspace peer's memory"
+	"$TOOL" serve --listen "$IP:7602" --mode target --len 8 --access a >/tmp/demo.t2 2>&1 &
+	wait_for 10 grep -q '^listening' /tmp/demo.t2
+	"$TOOL" kernel-initiator --connect "$IP:7602" --scenario atomic --adds 5 2>&1 | sed 's/^/    /'
+	wait
+	sed 's/^/    userspace peer: /' /tmp/demo.t2 | grep 'window value'
+	echo
+	echo "### rdma-core's rping -c -V against the module as rping server"
+	"$TOOL" rping --server --addr "$IP:7174" >/tmp/demo.rping 2>&1 &
+	wait_for 10 grep -q '^listening' /tmp/demo.rping
+	rping -c -a "$IP" -p 7174 -C 5 -S 64 -V -v 2>&1 | sed 's/^/    rping: /'
+	wait
+	sed 's/^/    module: /' /tmp/demo.rping
 	echo
 	rmmod rdma_krust
 	touch "$OUT/done"

@@ -194,11 +194,11 @@ pub struct ConnInfo {
     pub state: u32,
     /// When closed: the errno that closed it (positive), else 0.
     pub error: u32,
-    /// Negotiated: READ/atomic requests this side serves (the QP's
-    /// `max_dest_rd_atomic`).
+    /// Negotiated: READ/atomic requests this side serves, read back from the
+    /// QP (`max_dest_rd_atomic`, `ib_query_qp()`).
     pub responder_resources: u32,
-    /// Negotiated: READ/atomic requests this side may have outstanding (the
-    /// QP's `max_rd_atomic`).
+    /// Negotiated: READ/atomic requests this side may have outstanding, read
+    /// back from the QP (`max_rd_atomic`).
     pub initiator_depth: u32,
     /// What this side asked for, after defaults and clamping to the device.
     pub asked_responder_resources: u32,

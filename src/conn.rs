@@ -399,6 +399,9 @@ impl Conn {
             abi::state::CLOSED => Some(Err(Self::closed_error(st))),
             _ => None,
         })?;
+        if let Some(qp) = id.qp() {
+            self.record_depths(qp)?;
+        }
         self.ep.lock().id = Some(id);
         Ok(())
     }
@@ -483,8 +486,22 @@ impl Conn {
             // One connection per fd: stop listening. Dropped outside the lock.
             let listener = self.ep.lock().listener.take();
             drop(listener);
+            let ep = self.ep.lock();
+            if let Some(qp) = ep.id.as_ref().and_then(|id| id.qp()) {
+                self.record_depths(qp)?;
+            }
         }
         r.map(|()| self.info())
+    }
+
+    /// Records the READ/atomic depths the QP was given: the ground truth of
+    /// the negotiation, reported by `IOCTL_CONN_INFO`.
+    fn record_depths(&self, qp: &Qp) -> Result {
+        let (issue, serve) = qp.rd_atomic()?;
+        let mut st = self.st.lock();
+        st.info.initiator_depth = issue;
+        st.info.responder_resources = serve;
+        Ok(())
     }
 
     /// The passive side, inside the CONNECT_REQUEST handler.
@@ -533,8 +550,6 @@ impl Conn {
             st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
             st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
             st.info.device = dev.name();
-            st.info.responder_resources = resp;
-            st.info.initiator_depth = init;
         }
         let qp = child.create_qp(QpCaps {
             send_wr: SEND_DEPTH,
@@ -1331,11 +1346,6 @@ impl Conn {
             CmEventKind::Established => {
                 if st.state == abi::state::CONNECTING {
                     st.state = abi::state::CONNECTED;
-                    if st.info.peer_responder_resources == 0 && st.info.peer_initiator_depth == 0 {
-                        // Active side: the values the passive side accepted.
-                        st.info.responder_resources = ev.responder_resources as u32;
-                        st.info.initiator_depth = ev.initiator_depth as u32;
-                    }
                 }
             }
             CmEventKind::AddrError | CmEventKind::RouteError => {

@@ -459,6 +459,26 @@ impl Qp {
         &self.pd
     }
 
+    /// The QP's own READ/atomic depths, `(max_rd_atomic, max_dest_rd_atomic)`:
+    /// what it may issue and what it serves, as the hardware was programmed.
+    pub(crate) fn rd_atomic(&self) -> Result<(u32, u32)> {
+        // SAFETY: zero is valid for both attribute structures.
+        let mut attr: bindings::ib_qp_attr = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
+        let mut init: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
+        let mask = bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC
+            | bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC;
+        // SAFETY: the QP is valid (type invariant); both out-structures are
+        // writable.
+        to_result(unsafe {
+            bindings::ib_query_qp(self.qp.as_ptr(), &mut attr, mask as i32, &mut init)
+        })?;
+        Ok((
+            u32::from(attr.max_rd_atomic),
+            u32::from(attr.max_dest_rd_atomic),
+        ))
+    }
+
     /// Posts a receive into `ctx`'s buffer. On failure `ctx` is given back.
     pub(crate) fn post_recv<H: CompletionHandler>(
         &self,

@@ -262,7 +262,14 @@ fn kernel_ping(
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
     scenario::ping(dev, sizes, seed)?;
-    dev.disconnect()?;
+    if let Err(e) = dev.disconnect() {
+        // The peer may have closed first: then there is nothing to do.
+        if dev.conn_info()?.state != abi::state::CLOSED {
+            return Err(e);
+        }
+        println!("disconnected by the peer");
+        return Ok(());
+    }
     // The disconnect is complete when the state says so.
     for _ in 0..100 {
         if dev.conn_info()?.state == abi::state::CLOSED {
