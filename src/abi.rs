@@ -251,7 +251,8 @@ impl Default for ConnInfo {
 pub struct ConnectReq {
     /// The listener to connect to.
     pub dst: Addr,
-    /// Milliseconds for the whole connect; 0 means [`DEFAULT_TIMEOUT_MS`].
+    /// Milliseconds for each step of the connect (address resolution, route
+    /// resolution, connection); 0 means [`DEFAULT_TIMEOUT_MS`].
     pub timeout_ms: u32,
     /// READ/atomic requests this side will serve; 0 = device maximum.
     pub responder_resources: u32,

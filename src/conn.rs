@@ -714,28 +714,25 @@ impl Conn {
             }
         }
 
-        let dev = {
-            let ep = self.ep.lock();
-            let qp = ep
-                .id
-                .as_ref()
-                .and_then(|id| id.qp())
-                .ok_or(errno::ENOTCONN())?;
-            qp.pd().device().clone()
+        // Copy the whole message in first: a fault in the user buffer then
+        // costs nothing on the wire (a half-sent message would stall the
+        // peer's IOCTL_RECV forever).
+        let bufs = match self.stage_message(x, len, frags) {
+            Ok(b) => b,
+            Err(e) => {
+                self.st.lock().credits += frags as u32;
+                return Err(e);
+            }
         };
-        let mut reader = UserSlice::new(x.buf as usize, len).reader();
-        let mut sent = 0;
         let mut result = Ok(());
-        for i in 0..frags {
+        for (i, cpu) in bufs.into_iter().enumerate() {
             let chunk = (len - i * FRAG).min(FRAG);
-            let r = self.send_fragment(&dev, &mut reader, i, frags, chunk, len);
-            if let Err(e) = r {
+            if let Err(e) = self.send_fragment(cpu, i, frags, chunk, len) {
                 // Credits of fragments never posted go back.
                 self.st.lock().credits += (frags - i) as u32;
                 result = Err(e);
                 break;
             }
-            sent += 1;
         }
         // Every posted fragment completes (a failure closes the connection).
         let done = self.wait(timeout.max(abi::DEFAULT_TIMEOUT_MS), |st| {
@@ -747,8 +744,22 @@ impl Conn {
             }
             None
         });
-        let _ = sent;
         result.and(done)
+    }
+
+    /// The fragments of a message, headers left blank, data copied in.
+    fn stage_message(&self, x: &abi::Xfer, len: usize, frags: usize) -> Result<KVec<CpuBuf>> {
+        let dev = self.op_device()?;
+        let mut reader = UserSlice::new(x.buf as usize, len).reader();
+        let mut bufs = KVec::with_capacity(frags, GFP_KERNEL)?;
+        for i in 0..frags {
+            let chunk = (len - i * FRAG).min(FRAG);
+            let buf = DeviceBuf::alloc(&dev, HDR + chunk.max(1), Direction::ToDevice)?;
+            let mut cpu = buf.into_cpu();
+            reader.read_slice(cpu.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
+            bufs.push(cpu, GFP_KERNEL)?;
+        }
+        Ok(bufs)
     }
 
     /// A raw SEND: exactly the caller's bytes, then wait for it.
@@ -789,16 +800,12 @@ impl Conn {
 
     fn send_fragment(
         self: &Arc<Self>,
-        dev: &DeviceRef,
-        reader: &mut kernel::uaccess::UserSliceReader,
+        mut cpu: CpuBuf,
         i: usize,
         frags: usize,
         chunk: usize,
         len: usize,
     ) -> Result {
-        let buf = DeviceBuf::alloc(dev, HDR + chunk.max(1), Direction::ToDevice)?;
-        let mut cpu = buf.into_cpu();
-        reader.read_slice(cpu.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
         let (grant, low) = {
             let mut st = self.st.lock();
             st.peer_low = false;

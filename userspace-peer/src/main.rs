@@ -30,8 +30,8 @@ pub struct Cli {
     #[arg(long, global = true, default_value = kdev::DEV_PATH)]
     pub dev: String,
 
-    /// Catch SIGUSR1 without SA_RESTART, so a blocked ioctl it interrupts
-    /// fails with EINTR and the error is printed (used by the tests).
+    /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
+    /// ioctl it interrupts returns and its EINTR is printed (for the tests).
     #[arg(long, global = true)]
     pub eintr_on_usr1: bool,
 
@@ -65,7 +65,7 @@ pub enum Cmd {
         count: u32,
         #[command(flatten)]
         depth: Depth,
-        /// Milliseconds to wait for the connection and for each message.
+        /// Milliseconds to wait for the connection (messages wait 20 s).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
     },
@@ -85,7 +85,7 @@ pub enum Cmd {
         seed: u64,
         #[command(flatten)]
         depth: Depth,
-        /// Milliseconds to wait for the connection and for each message.
+        /// Milliseconds for each step of connecting (messages wait 20 s).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
     },

@@ -25,6 +25,14 @@ fn command_numbers_match_the_c_macros() {
     assert_eq!(abi::IOCTL_DISCONNECT, 0x0000_b914);
     assert_eq!(abi::IOCTL_SEND, 0x4018_b920);
     assert_eq!(abi::IOCTL_RECV, 0xc018_b921);
+    assert_eq!(abi::IOCTL_EXPOSE, 0xc020_b930);
+    assert_eq!(abi::IOCTL_REVOKE, 0x4008_b931);
+    assert_eq!(abi::IOCTL_WINDOW_READ, 0x4020_b932);
+    assert_eq!(abi::IOCTL_WINDOW_WRITE, 0x4020_b933);
+    assert_eq!(abi::IOCTL_RDMA_WRITE, 0x4020_b934);
+    assert_eq!(abi::IOCTL_RDMA_READ, 0x4020_b935);
+    assert_eq!(abi::IOCTL_ATOMIC, 0xc030_b936);
+    assert_eq!(abi::ALL_CMDS.len(), 16);
     assert_eq!(abi::ioc(abi::IOC_READ, 0xb9, 0, 4), 0x8004_b900);
     assert_eq!(abi::ioc(abi::IOC_WRITE, 0xb9, 0, 40), 0x4028_b900);
 }
@@ -81,6 +89,35 @@ fn layouts_are_padding_free_and_64bit_clean() {
     assert_eq!(offset_of!(abi::AcceptReq, info), 8);
     assert_eq!(size_of::<abi::Xfer>(), 24);
     assert_eq!(offset_of!(abi::Xfer, timeout_ms), 16);
+    assert_eq!(size_of::<abi::Expose>(), 32);
+    assert_eq!(offset_of!(abi::Expose, addr), 16);
+    assert_eq!(offset_of!(abi::Expose, id), 28);
+    assert_eq!(size_of::<abi::Revoke>(), 8);
+    assert_eq!(size_of::<abi::WindowIo>(), 32);
+    assert_eq!(offset_of!(abi::WindowIo, len), 24);
+    assert_eq!(size_of::<abi::Rdma>(), 32);
+    assert_eq!(offset_of!(abi::Rdma, buf), 16);
+    assert_eq!(size_of::<abi::AtomicOp>(), 48);
+    assert_eq!(offset_of!(abi::AtomicOp, result), 40);
+}
+
+#[test]
+fn wire_header_round_trip_and_layout() {
+    let h = abi::WireHdr {
+        flags: abi::WIRE_FIRST | abi::WIRE_LOW,
+        grant: 0x0102_0304,
+        msg_len: 70_000,
+        offset: 65_520,
+    };
+    let b = h.encode();
+    assert_eq!(b[0], abi::WIRE_VERSION);
+    assert_eq!(b[1], abi::WIRE_FIRST | abi::WIRE_LOW);
+    assert_eq!(&b[4..8], &[1, 2, 3, 4], "big-endian grant");
+    assert_eq!(abi::WireHdr::decode(&b), Some(h));
+    assert_eq!(abi::WireHdr::decode(&b[..15]), None);
+    let mut other = b;
+    other[0] = 2;
+    assert_eq!(abi::WireHdr::decode(&other), None, "another version");
 }
 
 #[test]
