@@ -374,26 +374,8 @@ impl Conn {
         let attrs = dev.attrs();
         let resp = clamp_depth(req.responder_resources, attrs.max_qp_rd_atom);
         let init = clamp_depth(req.initiator_depth, attrs.max_qp_init_rd_atom);
-        {
-            let mut st = self.st.lock();
-            st.info.asked_responder_resources = resp;
-            st.info.asked_initiator_depth = init;
-            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
-            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
-            st.info.device = dev.name();
-        }
-        let qp = id.create_qp(QpCaps {
-            send_wr: SEND_DEPTH,
-            recv_wr: RECV_DEPTH,
-        })?;
-        self.post_initial_recvs(qp, &dev)?;
-        self.attach(&dev)?;
-        id.connect(&ConnParam {
-            responder_resources: resp as u8,
-            initiator_depth: init as u8,
-            retry_count: 7,
-            rnr_retry_count: 7,
-        })?;
+        let param = self.prepare(&mut id, &dev, resp, init)?;
+        id.connect(&param)?;
         self.wait(timeout, |st| match st.state {
             abi::state::CONNECTED => Some(Ok(())),
             abi::state::CLOSED => Some(Err(Self::closed_error(st))),
@@ -415,6 +397,39 @@ impl Conn {
                 Some(e) if e == want => Some(Ok(())),
                 Some(_) | None => None,
             }
+        })
+    }
+
+    /// Both sides, before connecting or accepting: records what this side
+    /// asks for, creates the QP, posts every receive and registers as a user
+    /// of the device. Returns the parameters to connect or accept with.
+    fn prepare(
+        self: &Arc<Self>,
+        id: &mut CmId<Self>,
+        dev: &DeviceRef,
+        resp: u32,
+        init: u32,
+    ) -> Result<ConnParam> {
+        let attrs = dev.attrs();
+        {
+            let mut st = self.st.lock();
+            st.info.asked_responder_resources = resp;
+            st.info.asked_initiator_depth = init;
+            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
+            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
+            st.info.device = dev.name();
+        }
+        let qp = id.create_qp(QpCaps {
+            send_wr: SEND_DEPTH,
+            recv_wr: RECV_DEPTH,
+        })?;
+        self.post_initial_recvs(qp, dev)?;
+        self.attach(dev)?;
+        Ok(ConnParam {
+            responder_resources: resp as u8,
+            initiator_depth: init as u8,
+            retry_count: 7,
+            rnr_retry_count: 7,
         })
     }
 
@@ -543,26 +558,11 @@ impl Conn {
         let init = clamp_depth(caps.1, attrs.max_qp_init_rd_atom).min(ev.initiator_depth as u32);
         {
             let mut st = self.st.lock();
-            st.info.asked_responder_resources = resp;
-            st.info.asked_initiator_depth = init;
             st.info.peer_responder_resources = ev.responder_resources as u32;
             st.info.peer_initiator_depth = ev.initiator_depth as u32;
-            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
-            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
-            st.info.device = dev.name();
         }
-        let qp = child.create_qp(QpCaps {
-            send_wr: SEND_DEPTH,
-            recv_wr: RECV_DEPTH,
-        })?;
-        self.post_initial_recvs(qp, &dev)?;
-        self.attach(&dev)?;
-        hid.accept(&ConnParam {
-            responder_resources: resp as u8,
-            initiator_depth: init as u8,
-            retry_count: 7,
-            rnr_retry_count: 7,
-        })
+        let param = self.prepare(child, &dev, resp, init)?;
+        hid.accept(&param)
     }
 
     /// `IOCTL_DISCONNECT`.

@@ -138,6 +138,22 @@ fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
     Ok(res)
 }
 
+/// A synchronous endpoint for `addr` with its QP: passive to listen on it,
+/// active to connect to it.
+fn create_ep(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_cm_id> {
+    let res = getaddrinfo(addr, passive)?;
+    let mut id = null_mut();
+    let mut attr = qp_attr();
+    // SAFETY: `res` came from `rdma_getaddrinfo`; freed right after.
+    let ret = unsafe { rdma_create_ep(&mut id, res, null_mut(), &mut attr) };
+    // SAFETY: as above.
+    unsafe { rdma_freeaddrinfo(res) };
+    if ret != 0 {
+        return Err(os_err("rdma_create_ep"));
+    }
+    Ok(id)
+}
+
 fn conn_param(resp: u32, init: u32) -> rdma_conn_param {
     // SAFETY: zero is a valid `rdma_conn_param`.
     let mut p: rdma_conn_param = unsafe { std::mem::zeroed() };
@@ -180,17 +196,9 @@ pub struct Listener {
 impl Listener {
     /// Listens on `addr`.
     pub fn bind(addr: &abi::Addr) -> Result<Self> {
-        let res = getaddrinfo(addr, true)?;
-        let mut id = null_mut();
-        let mut attr = qp_attr();
-        // SAFETY: `res` came from `rdma_getaddrinfo`; freed right after.
-        let ret = unsafe { rdma_create_ep(&mut id, res, null_mut(), &mut attr) };
-        // SAFETY: as above.
-        unsafe { rdma_freeaddrinfo(res) };
-        if ret != 0 {
-            return Err(os_err("rdma_create_ep"));
-        }
-        let l = Self { id };
+        let l = Self {
+            id: create_ep(addr, true)?,
+        };
         // SAFETY: `id` is a passive endpoint.
         if unsafe { rdma_listen(l.id, 8) } != 0 {
             return Err(os_err("rdma_listen"));
@@ -246,16 +254,7 @@ impl Drop for Listener {
 impl UPeer {
     /// Connects to `addr`.
     pub fn connect(addr: &abi::Addr, resp: u32, init: u32) -> Result<Self> {
-        let res = getaddrinfo(addr, false)?;
-        let mut id = null_mut();
-        let mut attr = qp_attr();
-        // SAFETY: `res` came from `rdma_getaddrinfo`; freed right after.
-        let ret = unsafe { rdma_create_ep(&mut id, res, null_mut(), &mut attr) };
-        // SAFETY: as above.
-        unsafe { rdma_freeaddrinfo(res) };
-        if ret != 0 {
-            return Err(os_err("rdma_create_ep"));
-        }
+        let id = create_ep(addr, false)?;
         let (max_resp, max_init) = device_limits(id)?;
         let peer = Self::setup(id)?;
         let mut p = conn_param(clamp_depth(resp, max_resp), clamp_depth(init, max_init));
