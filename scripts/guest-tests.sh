@@ -46,6 +46,7 @@ ALL_TESTS=(
 	concurrent_fadd_exact_sum
 	rping_client_against_module
 	module_client_against_rping
+	bench_smoke
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -125,7 +126,7 @@ test_abi_agreement() {
 	ensure_loaded
 	local out
 	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
-	expect_eq "$out" "ABI version 2: 16 commands agree" "abi output"
+	expect_eq "$out" "ABI version 2: 17 commands agree" "abi output"
 }
 
 # Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.
@@ -572,6 +573,44 @@ test_module_client_against_rping() {
 			fail "module client (-S $size): $out"
 		wait $srv || fail "rping -s: $(cat /tmp/rping-s.$port)"
 		echo "  module -> rping -s -S $size: 20 validated"
+	done
+}
+
+# bench_pair PORT ARGS...: the listening side and the measuring side of
+# `rdma-krust bench`; prints the measuring side's JSON line.
+bench_pair() {
+	local port=$1
+	shift
+	"$TOOL" bench --listen "$IP:$port" "$@" >/tmp/bench.$port 2>&1 &
+	local peer=$!
+	wait_for 10 grep -q '^listening' /tmp/bench.$port || fail "bench peer: $(cat /tmp/bench.$port)"
+	"$TOOL" bench --connect "$IP:$port" --json "$@" || fail "bench $*"
+	wait $peer || fail "bench peer: $(cat /tmp/bench.$port)"
+}
+
+# json_num JSON KEY: a number from a flat JSON object.
+json_num() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
+
+# Every benchmark case, few iterations: the numbers are sane (positive, a
+# latency under a second, a bandwidth under the memory's) and FADD's window
+# ends at exactly the number of adds.
+test_bench_smoke() {
+	ensure_loaded
+	local op port=7700 j t
+	for op in send write read cas fadd; do
+		port=$((port + 1))
+		j=$(bench_pair $port --op $op --mode lat --size 8 --iters 50)
+		t=$(json_num "$j" t_typical)
+		echo "  lat $op: t_typical ${t} us"
+		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "lat $op: $j"
+	done
+	grep -q '^window value 50$' /tmp/bench.$port || fail "FADD window: $(cat /tmp/bench.$port)"
+	for op in send write read; do
+		port=$((port + 1))
+		j=$(bench_pair $port --op $op --mode bw --size 65536 --iters 64 --depth 8)
+		t=$(json_num "$j" bw_avg)
+		echo "  bw $op: ${t} MB/sec"
+		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 100000) }' || fail "bw $op: $j"
 	done
 }
 

@@ -421,6 +421,69 @@ pub struct AtomicOp {
     pub result: u64,
 }
 
+/// [`Bench::op`]: SEND (latency: ping-pong, RTT/2; needs a raw connection
+/// and a peer running the responder).
+pub const BENCH_SEND: u32 = 0;
+/// [`Bench::op`]: RDMA WRITE.
+pub const BENCH_WRITE: u32 = 1;
+/// [`Bench::op`]: RDMA READ.
+pub const BENCH_READ: u32 = 2;
+/// [`Bench::op`]: compare-and-swap (8 bytes).
+pub const BENCH_CAS: u32 = 3;
+/// [`Bench::op`]: fetch-and-add (8 bytes).
+pub const BENCH_FADD: u32 = 4;
+
+/// [`Bench::mode`]: latency, one operation at a time.
+pub const BENCH_LAT: u32 = 0;
+/// [`Bench::mode`]: bandwidth, `depth` operations in flight.
+pub const BENCH_BW: u32 = 1;
+/// [`Bench::mode`]: the SEND ping-pong's other end: receive, send back.
+pub const BENCH_RESPOND: u32 = 2;
+/// [`Bench::mode`]: the SEND bandwidth loop's other end: receive.
+pub const BENCH_SINK: u32 = 3;
+
+/// Largest [`Bench::iters`].
+pub const BENCH_MAX_ITERS: u32 = 1_000_000;
+/// Largest [`Bench::depth`].
+pub const BENCH_MAX_DEPTH: u32 = 64;
+
+/// Argument of [`IOCTL_BENCH`]: a benchmark loop run entirely in the kernel
+/// on this fd's connection.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bench {
+    /// `BENCH_SEND`, `_WRITE`, `_READ`, `_CAS` or `_FADD`.
+    pub op: u32,
+    /// `BENCH_LAT`, `BENCH_BW`, or for SEND's other end `BENCH_RESPOND` /
+    /// `BENCH_SINK`.
+    pub mode: u32,
+    /// Bytes per operation (1 to [`MAX_MSG_SIZE`]; 8 for atomics).
+    pub size: u32,
+    /// Operations, 1 to [`BENCH_MAX_ITERS`].
+    pub iters: u32,
+    /// Bandwidth: operations in flight, 1 to [`BENCH_MAX_DEPTH`].
+    pub depth: u32,
+    /// Milliseconds to wait for any one completion; 0 means
+    /// [`DEFAULT_TIMEOUT_MS`].
+    pub timeout_ms: u32,
+    /// One-sided operations: the peer's window.
+    pub remote_addr: u64,
+    /// One-sided operations: the peer's key.
+    pub rkey: u32,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Latency: user pointer to `u64[iters]`, filled with each operation's
+    /// time in nanoseconds (SEND: half the round trip); 0 for none.
+    pub samples: u64,
+    /// Output: nanoseconds from the first post to the last completion.
+    pub total_ns: u64,
+    /// Output: bytes moved.
+    pub bytes: u64,
+    /// Output, bandwidth: the shortest time in which `depth` consecutive
+    /// operations completed (the peak rate is `depth * size / best_ns`).
+    pub best_ns: u64,
+}
+
 /// Wait used when a request's `timeout_ms` is 0.
 pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
 
@@ -594,6 +657,14 @@ pub const IOCTL_ATOMIC: u32 = ioc(
     core::mem::size_of::<AtomicOp>(),
 );
 
+/// `_IOWR(0xb9, 0x40, struct Bench)`: run a benchmark loop in the kernel.
+pub const IOCTL_BENCH: u32 = ioc(
+    IOC_READ | IOC_WRITE,
+    IOC_MAGIC,
+    0x40,
+    core::mem::size_of::<Bench>(),
+);
+
 /// Every command of this ABI version, in number order.
 pub const ALL_CMDS: &[u32] = &[
     IOCTL_VERSION,
@@ -612,6 +683,7 @@ pub const ALL_CMDS: &[u32] = &[
     IOCTL_RDMA_WRITE,
     IOCTL_RDMA_READ,
     IOCTL_ATOMIC,
+    IOCTL_BENCH,
 ];
 
 // Sizes are part of the ABI: a change here is an ABI change.
@@ -627,6 +699,7 @@ const _: () = assert!(core::mem::size_of::<Revoke>() == 8);
 const _: () = assert!(core::mem::size_of::<WindowIo>() == 32);
 const _: () = assert!(core::mem::size_of::<Rdma>() == 32);
 const _: () = assert!(core::mem::size_of::<AtomicOp>() == 48);
+const _: () = assert!(core::mem::size_of::<Bench>() == 72);
 const _: () = assert!(core::mem::size_of::<PortInfo>() == 16);
 const _: () = assert!(core::mem::size_of::<DeviceInfo>() == 160);
 const _: () = assert!(core::mem::size_of::<DeviceList>() == 24);

@@ -54,6 +54,10 @@ unsafe impl FromBytes for abi::Rdma {}
 unsafe impl FromBytes for abi::AtomicOp {}
 // SAFETY: as above.
 unsafe impl AsBytes for abi::AtomicOp {}
+// SAFETY: as above.
+unsafe impl FromBytes for abi::Bench {}
+// SAFETY: as above.
+unsafe impl AsBytes for abi::Bench {}
 
 /// The misc device's file operations.
 pub(crate) struct RdmaKrustDev;
@@ -109,6 +113,7 @@ impl MiscDevice for RdmaKrustDev {
             abi::IOCTL_RDMA_WRITE => session.conn.rdma(&read_arg(arg)?, true).map(|()| 0),
             abi::IOCTL_RDMA_READ => session.conn.rdma(&read_arg(arg)?, false).map(|()| 0),
             abi::IOCTL_ATOMIC => session.atomic(arg),
+            abi::IOCTL_BENCH => session.bench(arg),
             // A command of ours with another size or direction: a caller built
             // against a different ABI.
             _ if abi::ioc_type(cmd) == abi::IOC_MAGIC
@@ -229,6 +234,14 @@ impl Session {
         let mut a: abi::AtomicOp = r.read()?;
         a.result = self.conn.atomic(&a)?;
         w.write(&a)?;
+        Ok(0)
+    }
+
+    fn bench(&self, arg: usize) -> Result<isize> {
+        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Bench>()).reader_writer();
+        let mut b: abi::Bench = r.read()?;
+        self.conn.bench(&mut b)?;
+        w.write(&b)?;
         Ok(0)
     }
 }

@@ -26,11 +26,14 @@ use crate::kapi::{
     verbs::{Access, CompletionHandler, Mr, Qp, QpCaps, SendOp, Wc, WorkCtx},
 };
 use crate::registry::{DeviceUser, Registry};
+#[path = "bench.rs"]
+mod bench;
+
 use kernel::{
     new_condvar, new_mutex,
     prelude::*,
     sync::{Arc, CondVar, Mutex},
-    time::msecs_to_jiffies,
+    time::{msecs_to_jiffies, Ktime},
     uaccess::UserSlice,
 };
 
@@ -43,6 +46,13 @@ const RESOLVE_MS: u32 = 2000;
 /// One-sided operations move at most this much per work request.
 const OP_CHUNK: usize = 256 * 1024;
 const OP_MAX_CHUNKS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(OP_CHUNK);
+/// Slots for the buffers completions hand back: enough for the largest
+/// one-sided operation and for a benchmark's queue depth.
+const OP_SLOTS: usize = if OP_MAX_CHUNKS > abi::BENCH_MAX_DEPTH as usize {
+    OP_MAX_CHUNKS
+} else {
+    abi::BENCH_MAX_DEPTH as usize
+};
 const PAGE: usize = kernel::page::PAGE_SIZE;
 
 /// What a posted work request owns.
@@ -99,6 +109,8 @@ struct Fragment {
     hdr: WireHdr,
     buf: CpuBuf,
     len: usize,
+    /// When its completion was handled (`ktime_get()`, ns).
+    stamp: i64,
 }
 
 /// A fixed-capacity FIFO (6.12's `KVec` has no `remove`).
@@ -185,6 +197,8 @@ struct St {
     op_error: Option<Error>,
     /// Its buffers, given back by completions, by step.
     op_bufs: KVec<Option<DeviceBuf>>,
+    /// When each step's completion was handled (`ktime_get()`, ns).
+    op_stamps: KVec<i64>,
     info: abi::ConnInfo,
     /// Caps from `IOCTL_LISTEN` for the passive side.
     listen_caps: (u32, u32),
@@ -259,9 +273,11 @@ impl Conn {
     pub(crate) fn new(registry: Arc<Registry>) -> Result<Arc<Self>> {
         let rx = Fifo::new(RECV_DEPTH as usize)?;
         let repost = Fifo::new(RECV_DEPTH as usize)?;
-        let mut op_bufs = KVec::with_capacity(OP_MAX_CHUNKS, GFP_KERNEL)?;
-        for _ in 0..OP_MAX_CHUNKS {
+        let mut op_bufs = KVec::with_capacity(OP_SLOTS, GFP_KERNEL)?;
+        let mut op_stamps = KVec::with_capacity(OP_SLOTS, GFP_KERNEL)?;
+        for _ in 0..OP_SLOTS {
             op_bufs.push(None, GFP_KERNEL)?;
+            op_stamps.push(0, GFP_KERNEL)?;
         }
         let windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
         Arc::pin_init(
@@ -280,6 +296,7 @@ impl Conn {
                     op_pending: 0,
                     op_error: None,
                     op_bufs,
+                    op_stamps,
                     info: abi::ConnInfo {
                         recv_depth: RECV_DEPTH,
                         ..Default::default()
@@ -1270,7 +1287,13 @@ impl CompletionHandler for Conn {
                 let len = (wc.byte_len as usize).min(cpu.len());
                 if st.raw {
                     let hdr = WireHdr::default();
-                    if let Err(f) = st.rx.push(Fragment { hdr, buf: cpu, len }) {
+                    let stamp = Ktime::ktime_get().to_ns();
+                    if let Err(f) = st.rx.push(Fragment {
+                        hdr,
+                        buf: cpu,
+                        len,
+                        stamp,
+                    }) {
                         drop(f);
                         self.close_locked(&mut st, errno::EPROTO());
                         return;
@@ -1287,7 +1310,12 @@ impl CompletionHandler for Conn {
                 st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
                 if hdr.flags & abi::WIRE_CREDIT != 0 {
                     let _ = st.repost.push(cpu.into_device());
-                } else if let Err(f) = st.rx.push(Fragment { hdr, buf: cpu, len }) {
+                } else if let Err(f) = st.rx.push(Fragment {
+                    hdr,
+                    buf: cpu,
+                    len,
+                    stamp: 0,
+                }) {
                     // More fragments than receives: the peer broke the rules.
                     drop(f);
                     self.close_locked(&mut st, errno::EPROTO());
@@ -1302,6 +1330,9 @@ impl CompletionHandler for Conn {
                 }
                 if let Some(slot) = st.op_bufs.get_mut(idx) {
                     *slot = buf;
+                }
+                if let Some(t) = st.op_stamps.get_mut(idx) {
+                    *t = Ktime::ktime_get().to_ns();
                 }
                 st.op_pending = st.op_pending.saturating_sub(1);
                 if !wc.ok() && st.op_error.is_none() {

@@ -254,4 +254,14 @@ impl KrustDev {
         unsafe { self.raw_ioctl(abi::IOCTL_ATOMIC, &mut a as *mut _ as usize) }?;
         Ok(a.result)
     }
+
+    /// `IOCTL_BENCH`; for latency, `samples` (one per iteration) is filled.
+    pub fn bench(&self, b: &mut abi::Bench, samples: &mut Vec<u64>) -> io::Result<()> {
+        if b.mode == abi::BENCH_LAT {
+            samples.resize(b.iters as usize, 0);
+            b.samples = samples.as_mut_ptr() as u64;
+        }
+        // SAFETY: `b` is a `Bench`; `samples` has room for `iters` values.
+        unsafe { self.raw_ioctl(abi::IOCTL_BENCH, b as *mut _ as usize) }.map(|_| ())
+    }
 }

@@ -7,6 +7,7 @@
 #[path = "../../src/abi.rs"]
 mod abi;
 mod addr;
+mod bench;
 mod ctl;
 mod errno;
 mod kdev;
@@ -17,7 +18,7 @@ mod table;
 mod upeer;
 mod verbs;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use kdev::KrustDev;
 use std::process::ExitCode;
@@ -167,6 +168,35 @@ pub enum Cmd {
         #[arg(short = 'V', long)]
         validate: bool,
     },
+    /// Run a benchmark loop in the module, reported as perftest does. One
+    /// side listens (`--listen`: the SEND responder, or the window for the
+    /// one-sided operations), the other connects and measures.
+    Bench {
+        /// Operation.
+        #[arg(long, value_enum)]
+        op: BenchOp,
+        /// Latency or bandwidth.
+        #[arg(long, value_enum, default_value = "lat")]
+        mode: BenchMode,
+        /// Connect to the listening side and measure.
+        #[arg(long, value_parser = addr::parse, conflicts_with = "listen")]
+        connect: Option<abi::Addr>,
+        /// Be the other side.
+        #[arg(long, value_parser = addr::parse)]
+        listen: Option<abi::Addr>,
+        /// Bytes per operation (atomics: 8).
+        #[arg(long, default_value_t = 2)]
+        size: u32,
+        /// Iterations.
+        #[arg(long, default_value_t = 1000)]
+        iters: u32,
+        /// Bandwidth: operations in flight.
+        #[arg(long, default_value_t = 16)]
+        depth: u32,
+        /// Print JSON instead of perftest's table.
+        #[arg(long)]
+        json: bool,
+    },
     /// In-kernel target: listen, expose a window, advertise it, answer checks.
     KernelTarget {
         /// Address and port to listen on.
@@ -198,6 +228,147 @@ pub enum Cmd {
         #[arg(long, default_value_t = 10)]
         adds: u32,
     },
+}
+
+/// `bench --op`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchOp {
+    /// SEND (latency: ping-pong, RTT/2).
+    Send,
+    /// RDMA WRITE.
+    Write,
+    /// RDMA READ.
+    Read,
+    /// Compare-and-swap.
+    Cas,
+    /// Fetch-and-add.
+    Fadd,
+}
+
+/// `bench --mode`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchMode {
+    /// Latency.
+    Lat,
+    /// Bandwidth.
+    Bw,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_bench(
+    dev: &KrustDev,
+    op: BenchOp,
+    mode: BenchMode,
+    connect: Option<abi::Addr>,
+    listen: Option<abi::Addr>,
+    size: u32,
+    iters: u32,
+    depth: u32,
+    json: bool,
+) -> Result<()> {
+    let (op_code, atomic) = match op {
+        BenchOp::Send => (abi::BENCH_SEND, false),
+        BenchOp::Write => (abi::BENCH_WRITE, false),
+        BenchOp::Read => (abi::BENCH_READ, false),
+        BenchOp::Cas => (abi::BENCH_CAS, true),
+        BenchOp::Fadd => (abi::BENCH_FADD, true),
+    };
+    let size = if atomic { 8 } else { size };
+    let raw = if op == BenchOp::Send {
+        abi::CONN_RAW
+    } else {
+        0
+    };
+    let mut b = abi::Bench {
+        op: op_code,
+        mode: if mode == BenchMode::Lat {
+            abi::BENCH_LAT
+        } else {
+            abi::BENCH_BW
+        },
+        size,
+        iters,
+        depth,
+        ..Default::default()
+    };
+    let mut samples = Vec::new();
+    if let Some(addr) = listen {
+        dev.listen(addr, 0, 0, raw)?;
+        println!("listening");
+        std::io::Write::flush(&mut std::io::stdout())?;
+        dev.accept(60_000)?;
+        if op == BenchOp::Send {
+            b.mode = if mode == BenchMode::Lat {
+                abi::BENCH_RESPOND
+            } else {
+                abi::BENCH_SINK
+            };
+            dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
+        } else {
+            let (addr, rkey, id) = dev
+                .expose(
+                    u64::from(size.max(8)),
+                    abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC,
+                )
+                .context("IOCTL_EXPOSE")?;
+            scenario::advertise(dev, addr, rkey, u64::from(size))?;
+            let mut bye = [0u8; 16];
+            scenario::Endpoint::recv_msg(dev, &mut bye)?;
+            let mut v = [0u8; 8];
+            dev.window_io(id, 0, &mut v, true)?;
+            println!("window value {}", u64::from_ne_bytes(v));
+        }
+        println!("bench peer done");
+        return Ok(());
+    }
+    let Some(addr) = connect else {
+        bail!("bench: give --connect or --listen");
+    };
+    let mut tries = 0;
+    loop {
+        match dev.connect(addr, 0, 0, 20_000, raw) {
+            Ok(_) => break,
+            Err(e) if tries < 50 && format!("{e:#}").contains("Connection refused") => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if op != BenchOp::Send {
+        let mut a = [0u8; 16];
+        let n = scenario::Endpoint::recv_msg(dev, &mut a)?;
+        let w = ctl::Advert::decode(&a[..n]).context("bad advert")?;
+        b.remote_addr = w.addr;
+        b.rkey = w.rkey;
+    }
+    dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
+    if op != BenchOp::Send {
+        scenario::Endpoint::send_msg(dev, &ctl::encode(ctl::BYE, 0))?;
+    }
+    let name = format!("{op:?}").to_lowercase();
+    if mode == BenchMode::Lat {
+        let l = bench::lat(&samples);
+        if json {
+            println!(
+                "{{\"op\":\"{name}\",\"mode\":\"lat\",\"bytes\":{size},\"iterations\":{iters},\"t_min\":{:.3},\"t_max\":{:.3},\"t_typical\":{:.3},\"t_avg\":{:.3},\"t_stdev\":{:.3},\"p99\":{:.3},\"p999\":{:.3},\"one_way\":{}}}",
+                l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999, op == BenchOp::Send
+            );
+        } else {
+            print!("{}", bench::lat_table(size, iters, &l));
+        }
+    } else {
+        let r = bench::bw(&b);
+        if json {
+            println!(
+                "{{\"op\":\"{name}\",\"mode\":\"bw\",\"bytes\":{size},\"iterations\":{iters},\"depth\":{depth},\"bw_peak\":{:.3},\"bw_avg\":{:.3},\"msg_rate\":{:.6}}}",
+                r.peak, r.avg, r.msg_rate
+            );
+        } else {
+            print!("{}", bench::bw_table(size, iters, &r));
+        }
+    }
+    Ok(())
 }
 
 /// READ/atomic depths a side asks for (0 = the device's maximum).
@@ -453,6 +624,26 @@ fn run(cli: Cli) -> Result<()> {
                 _ => bail!("rping: give --server or --client"),
             }
         }
+        Cmd::Bench {
+            op,
+            mode,
+            connect,
+            listen,
+            size,
+            iters,
+            depth,
+            json,
+        } => run_bench(
+            &KrustDev::open(&cli.dev)?,
+            op,
+            mode,
+            connect,
+            listen,
+            size,
+            iters,
+            depth,
+            json,
+        ),
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;

@@ -32,7 +32,8 @@ fn command_numbers_match_the_c_macros() {
     assert_eq!(abi::IOCTL_RDMA_WRITE, 0x4020_b934);
     assert_eq!(abi::IOCTL_RDMA_READ, 0x4020_b935);
     assert_eq!(abi::IOCTL_ATOMIC, 0xc030_b936);
-    assert_eq!(abi::ALL_CMDS.len(), 16);
+    assert_eq!(abi::IOCTL_BENCH, 0xc048_b940);
+    assert_eq!(abi::ALL_CMDS.len(), 17);
     assert_eq!(abi::ioc(abi::IOC_READ, 0xb9, 0, 4), 0x8004_b900);
     assert_eq!(abi::ioc(abi::IOC_WRITE, 0xb9, 0, 40), 0x4028_b900);
 }
@@ -99,6 +100,10 @@ fn layouts_are_padding_free_and_64bit_clean() {
     assert_eq!(offset_of!(abi::Rdma, buf), 16);
     assert_eq!(size_of::<abi::AtomicOp>(), 48);
     assert_eq!(offset_of!(abi::AtomicOp, result), 40);
+    assert_eq!(size_of::<abi::Bench>(), 72);
+    assert_eq!(offset_of!(abi::Bench, remote_addr), 24);
+    assert_eq!(offset_of!(abi::Bench, samples), 40);
+    assert_eq!(offset_of!(abi::Bench, best_ns), 64);
 }
 
 #[test]

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `IOCTL_BENCH`: benchmark loops that run entirely in the kernel, on the
+//! fd's connection, with buffers allocated once and reused (a child of
+//! `conn`, whose state it drives).
+//!
+//! Times come from `ktime_get()`. A completion is stamped when its handler
+//! runs, so a latency sample is post → completion handled, without the
+//! wake-up of the ioctl thread that follows.
+
+use super::{errno, timeout_of, Conn, Work};
+use crate::abi;
+use crate::kapi::{
+    dma::{DeviceBuf, Direction},
+    verbs::SendOp,
+};
+use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
+
+impl Conn {
+    /// Runs the benchmark `b` describes and fills in its outputs.
+    pub(crate) fn bench(self: &Arc<Self>, b: &mut abi::Bench) -> Result {
+        let atomic = matches!(b.op, abi::BENCH_CAS | abi::BENCH_FADD);
+        if b.reserved != 0
+            || b.op > abi::BENCH_FADD
+            || b.iters == 0
+            || b.iters > abi::BENCH_MAX_ITERS
+            || b.size == 0
+            || u64::from(b.size) > abi::MAX_MSG_SIZE
+            || (atomic && (b.size != 8 || b.remote_addr % 8 != 0))
+        {
+            return Err(EINVAL);
+        }
+        let send = b.op == abi::BENCH_SEND;
+        match b.mode {
+            abi::BENCH_LAT | abi::BENCH_RESPOND | abi::BENCH_SINK
+                if !send && b.mode != abi::BENCH_LAT =>
+            {
+                return Err(EINVAL)
+            }
+            abi::BENCH_LAT | abi::BENCH_RESPOND | abi::BENCH_SINK => {}
+            abi::BENCH_BW if !atomic && (1..=abi::BENCH_MAX_DEPTH).contains(&b.depth) => {}
+            _ => return Err(EINVAL),
+        }
+        if send && b.size > abi::RECV_BUF_SIZE {
+            return Err(errno::EMSGSIZE());
+        }
+        let _one = self.op_lock.lock();
+        {
+            let st = self.st.lock();
+            Self::require_connected(&st)?;
+            // The SEND loops carry bare SENDs: only on a raw connection.
+            if send && !st.raw {
+                return Err(EINVAL);
+            }
+            if matches!(b.op, abi::BENCH_READ | abi::BENCH_CAS | abi::BENCH_FADD)
+                && st.info.initiator_depth == 0
+            {
+                return Err(errno::EOPNOTSUPP());
+            }
+        }
+        let timeout = timeout_of(b.timeout_ms);
+        let mut samples = KVec::new();
+        if b.mode == abi::BENCH_LAT && b.samples != 0 {
+            samples = KVec::with_capacity(b.iters as usize, GFP_KERNEL)?;
+        }
+        let start = Ktime::ktime_get().to_ns();
+        let (end, best) = match (b.op, b.mode) {
+            (abi::BENCH_SEND, abi::BENCH_LAT) => (self.send_pingpong(b, timeout, &mut samples)?, 0),
+            (abi::BENCH_SEND, abi::BENCH_RESPOND) => (self.send_respond(b, timeout, true)?, 0),
+            (abi::BENCH_SEND, abi::BENCH_SINK) => (self.send_respond(b, timeout, false)?, 0),
+            (_, abi::BENCH_LAT) => (self.one_at_a_time(b, timeout, &mut samples)?, 0),
+            _ => self.pipelined(b, timeout, start)?,
+        };
+        b.total_ns = (end - start).max(0) as u64;
+        b.bytes = u64::from(b.size) * u64::from(b.iters);
+        b.best_ns = best;
+        if !samples.is_empty() {
+            let mut w = UserSlice::new(b.samples as usize, samples.len() * 8).writer();
+            for s in samples.iter() {
+                w.write_slice(&s.to_ne_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The operation of a one-sided benchmark on byte 0 of the peer's window.
+    fn bench_op(b: &abi::Bench) -> SendOp {
+        let (remote_addr, rkey) = (b.remote_addr, b.rkey);
+        match b.op {
+            abi::BENCH_WRITE => SendOp::Write { remote_addr, rkey },
+            abi::BENCH_READ => SendOp::Read { remote_addr, rkey },
+            abi::BENCH_CAS => SendOp::CompareSwap {
+                remote_addr,
+                rkey,
+                compare: 0,
+                swap: 0,
+            },
+            abi::BENCH_FADD => SendOp::FetchAdd {
+                remote_addr,
+                rkey,
+                add: 1,
+            },
+            _ => SendOp::Send,
+        }
+    }
+
+    /// A fresh operation generation with `pending` steps.
+    fn bench_gen(&self, pending: u32) -> u64 {
+        let mut st = self.st.lock();
+        st.op_gen += 1;
+        st.op_pending = pending;
+        st.op_error = None;
+        st.op_gen
+    }
+
+    /// Posts step `idx` of generation `gen` with `buf`.
+    fn bench_post(
+        self: &Arc<Self>,
+        gen: u64,
+        idx: usize,
+        buf: DeviceBuf,
+        len: usize,
+        op: SendOp,
+    ) -> Result {
+        let ep = self.ep.lock();
+        let qp = ep
+            .id
+            .as_ref()
+            .and_then(|id| id.qp())
+            .ok_or(errno::ENOTCONN())?;
+        let w = Work::Op {
+            gen,
+            idx,
+            buf: Some(buf),
+            len,
+        };
+        qp.post_send(self, w, op, true).map_err(|(e, _)| e)
+    }
+
+    /// Waits until at most `pending` steps are outstanding.
+    fn bench_wait(&self, timeout: u32, pending: u32) -> Result {
+        self.wait(timeout, |st| {
+            if let Some(e) = st.op_error {
+                return Some(Err(e));
+            }
+            (st.op_pending <= pending).then_some(Ok(()))
+        })
+    }
+
+    /// Takes back the buffer of step `idx` and its completion time.
+    fn bench_take(&self, idx: usize) -> Result<(DeviceBuf, i64)> {
+        let mut st = self.st.lock();
+        let stamp = st.op_stamps.get(idx).copied().unwrap_or(0);
+        let buf = st.op_bufs.get_mut(idx).and_then(Option::take).ok_or(EIO)?;
+        Ok((buf, stamp))
+    }
+
+    fn bench_buf(&self, b: &abi::Bench) -> Result<DeviceBuf> {
+        let dir = match b.op {
+            abi::BENCH_WRITE | abi::BENCH_SEND => Direction::ToDevice,
+            _ => Direction::FromDevice,
+        };
+        DeviceBuf::alloc(&self.op_device()?, b.size as usize, dir)
+    }
+
+    /// Latency of one-sided operations: one at a time, each timed from its
+    /// post to its completion (a full round trip, as perftest's READ and
+    /// atomic latencies are).
+    fn one_at_a_time(
+        self: &Arc<Self>,
+        b: &abi::Bench,
+        timeout: u32,
+        samples: &mut KVec<u64>,
+    ) -> Result<i64> {
+        let op = Self::bench_op(b);
+        let mut buf = self.bench_buf(b)?;
+        let mut end = 0;
+        for _ in 0..b.iters {
+            let gen = self.bench_gen(1);
+            let t0 = Ktime::ktime_get().to_ns();
+            self.bench_post(gen, 0, buf, b.size as usize, op)?;
+            self.bench_wait(timeout, 0)?;
+            let (back, t1) = self.bench_take(0)?;
+            buf = back;
+            end = t1;
+            if samples.capacity() > samples.len() {
+                samples.push((t1 - t0).max(0) as u64, GFP_KERNEL)?;
+            }
+        }
+        Ok(end)
+    }
+
+    /// Bandwidth: `depth` operations in flight; each completion's buffer
+    /// carries the next post. Returns the last completion time and the
+    /// shortest span of `depth` consecutive completions.
+    fn pipelined(self: &Arc<Self>, b: &abi::Bench, timeout: u32, start: i64) -> Result<(i64, u64)> {
+        let op = Self::bench_op(b);
+        let depth = b.depth.min(b.iters) as usize;
+        let gen = self.bench_gen(0);
+        let mut posted = 0u32;
+        for idx in 0..depth {
+            let buf = self.bench_buf(b)?;
+            self.st.lock().op_pending += 1;
+            self.bench_post(gen, idx, buf, b.size as usize, op)?;
+            posted += 1;
+        }
+        // Completion times in order, for the peak: a ring of `depth`.
+        let mut ring = KVec::with_capacity(depth, GFP_KERNEL)?;
+        let mut done = 0u32;
+        let mut best = u64::MAX;
+        let mut end = start;
+        while done < b.iters {
+            self.bench_wait(timeout, (posted - done).saturating_sub(1))?;
+            for idx in 0..depth {
+                let Ok((buf, t)) = self.bench_take(idx) else {
+                    continue;
+                };
+                done += 1;
+                end = end.max(t);
+                if ring.len() < depth {
+                    ring.push(t, GFP_KERNEL)?;
+                } else if let Some(slot) = ring.get_mut(done as usize % depth) {
+                    *slot = t;
+                }
+                if ring.len() == depth {
+                    let lo = ring.iter().copied().min().unwrap_or(t);
+                    best = best.min((t - lo).max(1) as u64);
+                }
+                if posted < b.iters {
+                    self.st.lock().op_pending += 1;
+                    self.bench_post(gen, idx, buf, b.size as usize, op)?;
+                    posted += 1;
+                }
+            }
+        }
+        Ok((end, if best == u64::MAX { 0 } else { best }))
+    }
+
+    /// Waits for one raw message; gives its buffer back for reposting.
+    fn bench_recv_one(self: &Arc<Self>, timeout: u32) -> Result<i64> {
+        let stamp = self.wait(timeout, |st| {
+            if let Some(f) = st.rx.front() {
+                return Some(Ok(f.stamp));
+            }
+            Self::require_connected(st).err().map(Err)
+        })?;
+        let f = self.st.lock().rx.pop().ok_or(EIO)?;
+        let _ = self.st.lock().repost.push(f.buf.into_device());
+        self.pump()?;
+        Ok(stamp)
+    }
+
+    /// SEND latency, the initiating end of a ping-pong: half of each round
+    /// trip, as perftest's `ib_send_lat` reports.
+    fn send_pingpong(
+        self: &Arc<Self>,
+        b: &abi::Bench,
+        timeout: u32,
+        samples: &mut KVec<u64>,
+    ) -> Result<i64> {
+        let mut buf = self.bench_buf(b)?;
+        let mut end = 0;
+        for _ in 0..b.iters {
+            let gen = self.bench_gen(1);
+            let t0 = Ktime::ktime_get().to_ns();
+            self.bench_post(gen, 0, buf, b.size as usize, SendOp::Send)?;
+            let t1 = self.bench_recv_one(timeout)?;
+            self.bench_wait(timeout, 0)?;
+            buf = self.bench_take(0)?.0;
+            end = t1;
+            if samples.capacity() > samples.len() {
+                samples.push(((t1 - t0).max(0) / 2) as u64, GFP_KERNEL)?;
+            }
+        }
+        Ok(end)
+    }
+
+    /// The other end of the SEND loops: receive each message, and send it
+    /// back (`echo`, for latency) or not (for bandwidth).
+    fn send_respond(self: &Arc<Self>, b: &abi::Bench, timeout: u32, echo: bool) -> Result<i64> {
+        let mut buf = self.bench_buf(b)?;
+        let mut end = 0;
+        for _ in 0..b.iters {
+            end = self.bench_recv_one(timeout)?;
+            if echo {
+                let gen = self.bench_gen(1);
+                self.bench_post(gen, 0, buf, b.size as usize, SendOp::Send)?;
+                self.bench_wait(timeout, 0)?;
+                buf = self.bench_take(0)?.0;
+            }
+        }
+        Ok(end)
+    }
+}

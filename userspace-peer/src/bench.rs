@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rdma-krust bench`: runs `IOCTL_BENCH` and reports as perftest does.
+//!
+//! Latency: `#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%`
+//! in microseconds; `t_typical` is the median. SEND latency is half the round
+//! trip (as `ib_send_lat`); READ and atomic latencies are the full round trip
+//! (as `ib_read_lat` and `ib_atomic_lat`); WRITE latency here is one WRITE's
+//! post-to-completion time, a full round trip, where `ib_write_lat` reports
+//! half a WRITE ping-pong.
+//!
+//! Bandwidth: `#bytes #iterations BW peak BW average MsgRate`, in MB/sec of
+//! 2^20 bytes and Mpps, as perftest prints them.
+
+use crate::abi;
+
+/// Latency figures, microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Lat {
+    /// Smallest sample.
+    pub min: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// The median.
+    pub typical: f64,
+    /// The mean.
+    pub avg: f64,
+    /// The standard deviation.
+    pub stdev: f64,
+    /// The 99th percentile.
+    pub p99: f64,
+    /// The 99.9th percentile.
+    pub p999: f64,
+}
+
+/// perftest's latency summary of `samples` (nanoseconds).
+pub fn lat(samples: &[u64]) -> Lat {
+    if samples.is_empty() {
+        return Lat::default();
+    }
+    let mut s: Vec<f64> = samples.iter().map(|&n| n as f64 / 1000.0).collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    let avg = s.iter().sum::<f64>() / n as f64;
+    let var = s.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / n as f64;
+    let pct = |p: f64| s[((n as f64 * p).ceil() as usize).clamp(1, n) - 1];
+    Lat {
+        min: s[0],
+        max: s[n - 1],
+        typical: s[n / 2],
+        avg,
+        stdev: var.sqrt(),
+        p99: pct(0.99),
+        p999: pct(0.999),
+    }
+}
+
+/// Bandwidth figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Bw {
+    /// MB/sec (2^20) over the best window of `depth` completions.
+    pub peak: f64,
+    /// MB/sec (2^20) over the whole run.
+    pub avg: f64,
+    /// Millions of messages per second over the whole run.
+    pub msg_rate: f64,
+}
+
+/// perftest's bandwidth summary of a finished `IOCTL_BENCH`.
+pub fn bw(b: &abi::Bench) -> Bw {
+    let mib = (1u64 << 20) as f64;
+    let secs = b.total_ns as f64 / 1e9;
+    let avg = if secs > 0.0 {
+        b.bytes as f64 / mib / secs
+    } else {
+        0.0
+    };
+    let peak = if b.best_ns > 0 {
+        (u64::from(b.depth.min(b.iters)) * u64::from(b.size)) as f64
+            / mib
+            / (b.best_ns as f64 / 1e9)
+    } else {
+        avg
+    };
+    Bw {
+        peak: peak.max(avg),
+        avg,
+        msg_rate: if secs > 0.0 {
+            f64::from(b.iters) / secs / 1e6
+        } else {
+            0.0
+        },
+    }
+}
+
+/// perftest's latency table: header and one row.
+pub fn lat_table(size: u32, iters: u32, l: &Lat) -> String {
+    format!(
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n {:<6} {:<10}     {:<10.2}     {:<10.2}     {:<10.2}         {:<10.2}     {:<10.2}          {:<10.2}             {:<10.2}\n",
+        size, iters, l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999
+    )
+}
+
+/// perftest's bandwidth table: header and one row.
+pub fn bw_table(size: u32, iters: u32, b: &Bw) -> String {
+    format!(
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n {:<10} {:<10}       {:<.2}            {:<.2}               {:<.6}\n",
+        size, iters, b.peak, b.avg, b.msg_rate
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_summary_matches_hand_computation() {
+        // 1..=1000 microseconds, shuffled order.
+        let mut v: Vec<u64> = (1..=1000u64).map(|us| us * 1000).collect();
+        v.reverse();
+        let l = lat(&v);
+        assert_eq!(l.min, 1.0);
+        assert_eq!(l.max, 1000.0);
+        assert_eq!(l.typical, 501.0);
+        assert!((l.avg - 500.5).abs() < 1e-9);
+        assert_eq!(l.p99, 990.0);
+        assert_eq!(l.p999, 999.0);
+        assert!((l.stdev - 288.6749).abs() < 1e-3);
+        assert_eq!(lat(&[]), Lat::default());
+    }
+
+    #[test]
+    fn bandwidth_in_perftest_units() {
+        let b = abi::Bench {
+            size: 65536,
+            iters: 1000,
+            depth: 10,
+            bytes: 65536 * 1000,
+            total_ns: 2_000_000_000,
+            best_ns: 10_000_000,
+            ..Default::default()
+        };
+        let r = bw(&b);
+        assert!((r.avg - 31.25).abs() < 1e-9, "{}", r.avg);
+        assert!((r.peak - 62.5).abs() < 1e-9, "{}", r.peak);
+        assert!((r.msg_rate - 0.0005).abs() < 1e-12);
+    }
+}
