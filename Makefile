@@ -35,7 +35,10 @@ clean:
 test:
 	scripts/test-all.sh
 
+bench:
+	scripts/bench.sh
+
 demo:
 	scripts/qemu-test.sh --demo
 
-.PHONY: all modules rust-analyzer clean test demo
+.PHONY: all modules rust-analyzer clean test demo bench

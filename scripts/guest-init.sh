@@ -47,5 +47,11 @@ ip link set "$nic" up
 export KRUST_NIC=$nic KRUST_IP=192.0.2.1
 
 cd "$KRUST_ROOT" || finish
-bash "$KRUST_ROOT/scripts/guest-tests.sh" --mode "${KRUST_MODE:-test}" --tests "${KRUST_TESTS:-}"
+if [ "${KRUST_MODE:-test}" = bench ]; then
+	rdma link add rxe0 type rxe netdev "$nic"
+	sleep 1
+	bash "$KRUST_ROOT/scripts/guest-bench.sh"
+else
+	bash "$KRUST_ROOT/scripts/guest-tests.sh" --mode "${KRUST_MODE:-test}" --tests "${KRUST_TESTS:-}"
+fi
 finish

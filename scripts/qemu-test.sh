@@ -31,6 +31,7 @@ tests=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--demo) mode=demo ;;
+	--bench) mode=bench ;;
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
@@ -79,6 +80,9 @@ append="console=ttyS0 loglevel=4 panic=-1"
 append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$ROOT/scripts/guest-init.sh"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
+for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS; do
+	[ -n "${!v:-}" ] && append+=" $v=${!v}"
+done
 
 echo "qemu-test: booting $(basename "$KDIR") under ${accel^^}; log: $LOGDIR"
 start=$(date +%s)
@@ -101,9 +105,9 @@ set -e
 echo "qemu-test: guest ran $(($(date +%s) - start)) s (qemu exit $qemu_rc)"
 
 # --- verdict -----------------------------------------------------------------
-if [ "$mode" = demo ]; then
+if [ "$mode" = demo ] || [ "$mode" = bench ]; then
 	[ -f "$LOGDIR/out/done" ] && exit 0
-	echo "qemu-test: the demo did not finish; see $LOGDIR" >&2
+	echo "qemu-test: the $mode did not finish; see $LOGDIR" >&2
 	exit 1
 fi
 

@@ -109,6 +109,73 @@ pub fn bw_table(size: u32, iters: u32, b: &Bw) -> String {
     )
 }
 
+/// op, mode, bytes, perftest's figure, rdma-krust's figure.
+type Row = (String, String, u64, Option<f64>, Option<f64>);
+
+/// The side-by-side table of a bench run: one row per (op, mode, size) with
+/// perftest's and rdma-krust's headline figure and their ratio. Latency rows
+/// compare `t_typical` (lower is better), bandwidth rows `BW average`
+/// (higher is better).
+pub fn report(jsonl: &str) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    let mut rows: Vec<Row> = Vec::new();
+    for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        let tool = v["tool"].as_str().unwrap_or("");
+        // perftest's atomic latency is a fetch-and-add.
+        let op = match v["op"].as_str().unwrap_or("") {
+            "atomic" => "fadd",
+            o => o,
+        }
+        .to_string();
+        let mode = v["mode"].as_str().unwrap_or("").to_string();
+        let bytes = v["bytes"].as_u64().unwrap_or(0);
+        let key = if mode == "lat" { "t_typical" } else { "bw_avg" };
+        let fig = v[key].as_f64();
+        let i = match rows
+            .iter()
+            .position(|r| r.0 == op && r.1 == mode && r.2 == bytes)
+        {
+            Some(i) => i,
+            None => {
+                rows.push((op, mode, bytes, None, None));
+                rows.len() - 1
+            }
+        };
+        if tool == "perftest" {
+            rows[i].3 = fig;
+        } else {
+            rows[i].4 = fig;
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<6} {:<4} {:>8}  {:>12}  {:>12}  {:>6}  figure",
+        "op", "mode", "bytes", "perftest", "rdma-krust", "ratio"
+    );
+    for (op, mode, bytes, pt, ours) in rows {
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let ratio = match (pt, ours) {
+            (Some(p), Some(o)) if p > 0.0 => format!("{:.2}", o / p),
+            _ => "-".to_string(),
+        };
+        let what = match (mode.as_str(), op.as_str()) {
+            ("lat", "send") => "t_typical us, both RTT/2",
+            ("lat", "write") => "t_typical us; perftest RTT/2, ours one WRITE's full RTT",
+            ("lat", _) => "t_typical us, both full RTT",
+            _ => "BW average MB/sec (2^20)",
+        };
+        let _ = writeln!(
+            out,
+            "{op:<6} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
+            f(pt),
+            f(ours)
+        );
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +194,31 @@ mod tests {
         assert_eq!(l.p999, 999.0);
         assert!((l.stdev - 288.6749).abs() < 1e-3);
         assert_eq!(lat(&[]), Lat::default());
+    }
+
+    #[test]
+    fn report_pairs_tools_and_computes_ratios() {
+        let jsonl = r#"{"tool":"perftest","op":"read","mode":"lat","bytes":2,"iterations":1000,"t_typical":60.0}
+{"tool":"rdma-krust","op":"read","mode":"lat","bytes":2,"iterations":1000,"t_typical":30.0}
+{"tool":"perftest","op":"atomic","mode":"lat","bytes":8,"iterations":1000,"t_typical":80.0}
+{"tool":"rdma-krust","op":"fadd","mode":"lat","bytes":8,"iterations":1000,"t_typical":40.0}
+{"tool":"perftest","op":"write","mode":"bw","bytes":65536,"iterations":1000,"bw_avg":20.0}
+"#;
+        let r = report(jsonl).unwrap();
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines.len(), 4, "{r}");
+        assert!(
+            lines[1].starts_with("read   lat         2") && lines[1].contains(" 0.50 "),
+            "{r}"
+        );
+        assert!(
+            lines[2].starts_with("fadd") && lines[2].contains(" 0.50 "),
+            "{r}"
+        );
+        assert!(
+            lines[3].contains("20.00") && lines[3].contains(" - "),
+            "{r}"
+        );
     }
 
     #[test]

@@ -196,6 +196,14 @@ pub enum Cmd {
         /// Print JSON instead of perftest's table.
         #[arg(long)]
         json: bool,
+        /// Latency: also write every sample (microseconds) to this file.
+        #[arg(long)]
+        samples_to: Option<std::path::PathBuf>,
+    },
+    /// Print the side-by-side table of a `make bench` run (bench.jsonl).
+    BenchReport {
+        /// The results, one JSON object per line.
+        input: std::path::PathBuf,
     },
     /// In-kernel target: listen, expose a window, advertise it, answer checks.
     KernelTarget {
@@ -265,6 +273,7 @@ fn run_bench(
     iters: u32,
     depth: u32,
     json: bool,
+    samples_to: Option<std::path::PathBuf>,
 ) -> Result<()> {
     let (op_code, atomic) = match op {
         BenchOp::Send => (abi::BENCH_SEND, false),
@@ -324,17 +333,7 @@ fn run_bench(
     let Some(addr) = connect else {
         bail!("bench: give --connect or --listen");
     };
-    let mut tries = 0;
-    loop {
-        match dev.connect(addr, 0, 0, 20_000, raw) {
-            Ok(_) => break,
-            Err(e) if tries < 50 && format!("{e:#}").contains("Connection refused") => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    dev.connect(addr, 0, 0, 20_000, raw)?;
     if op != BenchOp::Send {
         let mut a = [0u8; 16];
         let n = scenario::Endpoint::recv_msg(dev, &mut a)?;
@@ -347,6 +346,13 @@ fn run_bench(
         scenario::Endpoint::send_msg(dev, &ctl::encode(ctl::BYE, 0))?;
     }
     let name = format!("{op:?}").to_lowercase();
+    if let (Some(path), BenchMode::Lat) = (samples_to, mode) {
+        let text: String = samples
+            .iter()
+            .map(|ns| format!("{:.3}\n", *ns as f64 / 1000.0))
+            .collect();
+        std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
+    }
     if mode == BenchMode::Lat {
         let l = bench::lat(&samples);
         if json {
@@ -633,6 +639,7 @@ fn run(cli: Cli) -> Result<()> {
             iters,
             depth,
             json,
+            samples_to,
         } => run_bench(
             &KrustDev::open(&cli.dev)?,
             op,
@@ -643,7 +650,14 @@ fn run(cli: Cli) -> Result<()> {
             iters,
             depth,
             json,
+            samples_to,
         ),
+        Cmd::BenchReport { input } => {
+            let text = std::fs::read_to_string(&input)
+                .with_context(|| format!("read {}", input.display()))?;
+            print!("{}", bench::report(&text)?);
+            Ok(())
+        }
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;

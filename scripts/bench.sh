@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: boot the guest once, run perftest and rdma-krust's in-kernel
+# loops on the same rxe device with the same sizes and iterations
+# (scripts/guest-bench.sh), then print the side-by-side table.
+#
+# Results stay in the run's log directory (printed): bench.jsonl (every
+# figure of both tools), samples-<op>.txt (rdma-krust's latency samples).
+# Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
+# KRUST_BENCH_SWEEP_ITERS (passed to the guest), plus qemu-test.sh's.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-bench.XXXXXX)}
+export KRUST_LOGDIR=$LOGDIR KRUST_TIMEOUT=${KRUST_TIMEOUT:-1800}
+
+"$ROOT/scripts/qemu-test.sh" --bench
+OUT=$LOGDIR/out
+[ -s "$OUT/bench.jsonl" ] || { echo "bench: no results; see $LOGDIR" >&2; exit 1; }
+echo
+"$ROOT/userspace-peer/target/release/rdma-krust" bench-report "$OUT/bench.jsonl"
+echo
+echo "bench: results in $OUT"

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the guest (scripts/guest-init.sh, KRUST_MODE=bench): perftest
+# and rdma-krust's in-kernel loops on the same rxe device, same sizes and
+# iterations, one after the other. Results go to $KRUST_OUT/bench.jsonl, one
+# JSON object per line: {"tool": "perftest"|"rdma-krust", "op", "mode",
+# "bytes", "iterations", then the figures}; rdma-krust's latency samples to
+# $KRUST_OUT/samples-<op>.txt (microseconds, one per line).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOL=$ROOT/userspace-peer/target/release/rdma-krust
+OUT=${KRUST_OUT:-/tmp}
+IP=${KRUST_IP:-192.0.2.1}
+DEV=rxe0
+LAT_ITERS=${KRUST_BENCH_LAT_ITERS:-1000}
+BW_ITERS=${KRUST_BENCH_BW_ITERS:-1000}
+SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
+DEPTH=16
+port=18600
+J=$OUT/bench.jsonl
+: >"$J"
+
+next_port() { port=$((port + 1)); }
+
+# perftest NAME ARGS...: server and client of a perftest binary over rxe0;
+# prints the client's output.
+perftest() {
+	local name=$1
+	shift
+	next_port
+	"$name" -d $DEV -F -p $port "$@" >/tmp/pt-server.log 2>&1 &
+	local srv=$!
+	sleep 0.5
+	local out try
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		out=$("$name" -d $DEV -F -p $port "$@" "$IP" 2>&1) && break
+		sleep 0.5
+	done
+	wait $srv
+	echo "$out"
+}
+
+# The data row of a perftest report: the line after the column header.
+pt_row() { awk '/#bytes/ { getline; print; exit }'; }
+
+pt_lat() { # OP BIN SIZE
+	local row
+	row=$(perftest "$2" -s "$3" -n "$LAT_ITERS" | pt_row)
+	set -- "$1" $row
+	[ $# -ge 10 ] || { echo "guest-bench: perftest $1 lat gave no result" >&2; return; }
+	echo "{\"tool\":\"perftest\",\"op\":\"$1\",\"mode\":\"lat\",\"bytes\":$2,\"iterations\":$3,\"t_min\":$4,\"t_max\":$5,\"t_typical\":$6,\"t_avg\":$7,\"t_stdev\":$8,\"p99\":$9,\"p999\":${10}}" >>"$J"
+}
+
+pt_bw() { # OP BIN SIZE ITERS
+	local row
+	row=$(perftest "$2" -s "$3" -n "$4" -t $DEPTH | pt_row)
+	set -- "$1" $row
+	[ $# -ge 6 ] || { echo "guest-bench: perftest $1 bw gave no result" >&2; return; }
+	echo "{\"tool\":\"perftest\",\"op\":\"$1\",\"mode\":\"bw\",\"bytes\":$2,\"iterations\":$3,\"bw_peak\":$4,\"bw_avg\":$5,\"msg_rate\":$6}" >>"$J"
+}
+
+# ours OP MODE SIZE ITERS: the module's loop, both ends in the kernel.
+ours() {
+	next_port
+	"$TOOL" bench --listen "$IP:$port" --op "$1" --mode "$2" --size "$3" --iters "$4" --depth $DEPTH \
+		>/tmp/kb-peer.log 2>&1 &
+	local peer=$! i
+	for i in $(seq 100); do
+		grep -q '^listening' /tmp/kb-peer.log && break
+		sleep 0.1
+	done
+	local line
+	line=$("$TOOL" bench --connect "$IP:$port" --op "$1" --mode "$2" --size "$3" --iters "$4" \
+		--depth $DEPTH --json --samples-to "$OUT/samples-$1.txt" 2>&1)
+	wait $peer
+	case "$line" in
+	"{"*) echo "{\"tool\":\"rdma-krust\",${line#\{}" >>"$J" ;;
+	*) echo "guest-bench: rdma-krust $1 $2 $3: $line" >&2 ;;
+	esac
+}
+
+insmod "$ROOT/rdma_krust.ko" || exit 1
+
+echo "guest-bench: latency, $LAT_ITERS iterations"
+pt_lat send ib_send_lat 2;    ours send lat 2 "$LAT_ITERS"
+pt_lat write ib_write_lat 2;  ours write lat 2 "$LAT_ITERS"
+pt_lat read ib_read_lat 2;    ours read lat 2 "$LAT_ITERS"
+pt_lat atomic ib_atomic_lat 8; ours fadd lat 8 "$LAT_ITERS"
+
+echo "guest-bench: bandwidth at 64 KiB, $BW_ITERS iterations, depth $DEPTH"
+pt_bw send ib_send_bw 65536 "$BW_ITERS";   ours send bw 65536 "$BW_ITERS"
+pt_bw write ib_write_bw 65536 "$BW_ITERS"; ours write bw 65536 "$BW_ITERS"
+pt_bw read ib_read_bw 65536 "$BW_ITERS";   ours read bw 65536 "$BW_ITERS"
+
+echo "guest-bench: WRITE bandwidth against size, $SWEEP_ITERS iterations"
+for size in 64 1024 4096 16384 262144 1048576; do
+	pt_bw write ib_write_bw $size "$SWEEP_ITERS"
+	ours write bw $size "$SWEEP_ITERS"
+done
+
+rmmod rdma_krust
+echo "guest-bench: $(wc -l <"$J") results"
+touch "$OUT/done"
