@@ -6,7 +6,9 @@
 # (scripts/guest-bench.sh), then print the side-by-side table.
 #
 # Results stay in the run's log directory (printed): bench.jsonl (every
-# figure of both tools), samples-<op>.txt (rdma-krust's latency samples).
+# figure of both tools), samples-<op>.txt (rdma-krust's latency samples),
+# plots/*.png. With --update-docs the plots and bench.jsonl also go to
+# Documentation/perf/.
 # Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
 # KRUST_BENCH_SWEEP_ITERS (passed to the guest), plus qemu-test.sh's.
 set -euo pipefail
@@ -15,10 +17,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-bench.XXXXXX)}
 export KRUST_LOGDIR=$LOGDIR KRUST_TIMEOUT=${KRUST_TIMEOUT:-1800}
 
+# The plotting code is a cargo feature, so the test suite does not build it;
+# its binary has a target directory of its own.
+(cd "$ROOT/userspace-peer" && cargo build --release --quiet --features plot --target-dir target/plot)
 "$ROOT/scripts/qemu-test.sh" --bench
 OUT=$LOGDIR/out
 [ -s "$OUT/bench.jsonl" ] || { echo "bench: no results; see $LOGDIR" >&2; exit 1; }
 echo
 "$ROOT/userspace-peer/target/release/rdma-krust" bench-report "$OUT/bench.jsonl"
 echo
+"$ROOT/userspace-peer/target/plot/release/rdma-krust" bench-plot "$OUT" --out "$OUT/plots"
+if [ "${1:-}" = --update-docs ]; then
+	cp "$OUT"/plots/*.png "$ROOT/Documentation/perf/"
+	cp "$OUT/bench.jsonl" "$ROOT/Documentation/perf/"
+	echo "bench: plots and bench.jsonl copied to Documentation/perf/"
+fi
 echo "bench: results in $OUT"

@@ -15,6 +15,7 @@ PKGS=(
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	libibverbs-dev librdmacm-dev
+	fonts-dejavu-core
 )
 
 SUDO=""

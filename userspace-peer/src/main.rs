@@ -12,6 +12,8 @@ mod ctl;
 mod errno;
 mod kdev;
 mod pattern;
+#[cfg(feature = "plot")]
+mod plot;
 mod rping;
 mod scenario;
 mod table;
@@ -199,6 +201,14 @@ pub enum Cmd {
         /// Latency: also write every sample (microseconds) to this file.
         #[arg(long)]
         samples_to: Option<std::path::PathBuf>,
+    },
+    /// Write PNG plots of a `make bench` run (built with `--features plot`).
+    BenchPlot {
+        /// The run's directory (bench.jsonl, samples-*.txt).
+        dir: std::path::PathBuf,
+        /// Where to write the PNGs.
+        #[arg(long)]
+        out: std::path::PathBuf,
     },
     /// Print the side-by-side table of a `make bench` run (bench.jsonl).
     BenchReport {
@@ -652,6 +662,17 @@ fn run(cli: Cli) -> Result<()> {
             json,
             samples_to,
         ),
+        #[cfg(feature = "plot")]
+        Cmd::BenchPlot { dir, out } => {
+            for f in plot::plot(&dir, &out)? {
+                println!("wrote {f}");
+            }
+            Ok(())
+        }
+        #[cfg(not(feature = "plot"))]
+        Cmd::BenchPlot { .. } => {
+            bail!("built without plots: cargo build --release --features plot")
+        }
         Cmd::BenchReport { input } => {
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("read {}", input.display()))?;
