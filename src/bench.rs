@@ -123,11 +123,7 @@ impl Conn {
         op: SendOp,
     ) -> Result {
         let ep = self.ep.lock();
-        let qp = ep
-            .id
-            .as_ref()
-            .and_then(|id| id.qp())
-            .ok_or(errno::ENOTCONN())?;
+        let qp = ep.qp().ok_or(errno::ENOTCONN())?;
         let w = Work::Op {
             gen,
             idx,

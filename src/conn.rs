@@ -214,6 +214,13 @@ struct Ep {
     id: Option<CmId<Conn>>,
 }
 
+impl Ep {
+    /// The connection's QP, if it has one.
+    fn qp(&self) -> Option<&Qp> {
+        self.id.as_ref().and_then(|id| id.qp())
+    }
+}
+
 /// One connection; the state of one open file of `/dev/rdma_krust`.
 #[pin_data]
 pub(crate) struct Conn {
@@ -355,20 +362,25 @@ impl Conn {
         info
     }
 
-    /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
-    pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
-        if req.flags & !abi::CONN_RAW != 0 {
+    /// Leaves the idle state for `next` (connecting or listening), with the
+    /// connection flags of the request.
+    fn begin(&self, flags: u32, next: u32) -> Result {
+        if flags & !abi::CONN_RAW != 0 {
             return Err(EINVAL);
         }
-        let dst = sockaddr(&req.dst)?;
-        {
-            let mut st = self.st.lock();
-            if st.state != abi::state::IDLE {
-                return Err(errno::EISCONN());
-            }
-            st.state = abi::state::CONNECTING;
-            st.raw = req.flags & abi::CONN_RAW != 0;
+        let mut st = self.st.lock();
+        if st.state != abi::state::IDLE {
+            return Err(errno::EISCONN());
         }
+        st.state = next;
+        st.raw = flags & abi::CONN_RAW != 0;
+        Ok(())
+    }
+
+    /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
+    pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
+        let dst = sockaddr(&req.dst)?;
+        self.begin(req.flags, abi::state::CONNECTING)?;
         let r = self.connect_steps(&dst, req);
         if let Err(e) = r {
             let mut st = self.st.lock();
@@ -472,19 +484,12 @@ impl Conn {
 
     /// `IOCTL_LISTEN`: bind, listen, and take the first request.
     pub(crate) fn listen(self: &Arc<Self>, req: &abi::ListenReq) -> Result {
-        if req.flags & !abi::CONN_RAW != 0 || req.reserved != 0 {
+        if req.reserved != 0 {
             return Err(EINVAL);
         }
         let addr = sockaddr(&req.addr)?;
-        {
-            let mut st = self.st.lock();
-            if st.state != abi::state::IDLE {
-                return Err(errno::EISCONN());
-            }
-            st.state = abi::state::LISTENING;
-            st.raw = req.flags & abi::CONN_RAW != 0;
-            st.listen_caps = (req.responder_resources, req.initiator_depth);
-        }
+        self.begin(req.flags, abi::state::LISTENING)?;
+        self.st.lock().listen_caps = (req.responder_resources, req.initiator_depth);
         let listener = CmId::new(self.clone()).and_then(|id| {
             id.listen(&addr, 4)?;
             Ok(id)
@@ -519,7 +524,7 @@ impl Conn {
             let listener = self.ep.lock().listener.take();
             drop(listener);
             let ep = self.ep.lock();
-            if let Some(qp) = ep.id.as_ref().and_then(|id| id.qp()) {
+            if let Some(qp) = ep.qp() {
                 self.record_depths(qp)?;
             }
         }
@@ -640,7 +645,7 @@ impl Conn {
     /// credits back. Process context, `ep` not held.
     fn pump(self: &Arc<Self>) -> Result {
         let ep = self.ep.lock();
-        let Some(qp) = ep.id.as_ref().and_then(|id| id.qp()) else {
+        let Some(qp) = ep.qp() else {
             return Err(errno::ENOTCONN());
         };
         loop {
@@ -793,7 +798,7 @@ impl Conn {
         self.st.lock().sends_inflight += 1;
         let r = {
             let ep = self.ep.lock();
-            match ep.id.as_ref().and_then(|id| id.qp()) {
+            match ep.qp() {
                 Some(qp) => qp
                     .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send, true)
                     .map_err(|(e, _)| e),
@@ -849,7 +854,7 @@ impl Conn {
             .ok_or(EINVAL)?
             .copy_from_slice(&hdr.encode());
         let ep = self.ep.lock();
-        let r = match ep.id.as_ref().and_then(|id| id.qp()) {
+        let r = match ep.qp() {
             Some(qp) => qp
                 .post_send(
                     self,
@@ -951,7 +956,7 @@ impl Conn {
         let mut result = Ok(());
         {
             let ep = self.ep.lock();
-            let qp = ep.id.as_ref().and_then(|id| id.qp());
+            let qp = ep.qp();
             for (idx, step) in steps.into_iter().enumerate() {
                 let Some(qp) = qp else {
                     result = Err(errno::ENOTCONN());
@@ -1021,11 +1026,7 @@ impl Conn {
 
     fn op_device(&self) -> Result<DeviceRef> {
         let ep = self.ep.lock();
-        let qp = ep
-            .id
-            .as_ref()
-            .and_then(|id| id.qp())
-            .ok_or(errno::ENOTCONN())?;
+        let qp = ep.qp().ok_or(errno::ENOTCONN())?;
         Ok(qp.pd().device().clone())
     }
 
@@ -1136,11 +1137,7 @@ impl Conn {
         let len = e.len as usize;
         let (dev, pd) = {
             let ep = self.ep.lock();
-            let qp = ep
-                .id
-                .as_ref()
-                .and_then(|id| id.qp())
-                .ok_or(errno::ENOTCONN())?;
+            let qp = ep.qp().ok_or(errno::ENOTCONN())?;
             (qp.pd().device().clone(), qp.pd().clone())
         };
         let id = {

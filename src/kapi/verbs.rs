@@ -581,12 +581,9 @@ impl Qp {
                 atomic.compare_add = add;
             }
         }
-        let mut bad = core::ptr::null();
-        // SAFETY: as in `post_recv`; `atomic.wr` heads a structure of the
-        // kind its opcode says.
-        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &atomic.wr, &mut bad) };
-        // SAFETY: `work` was not posted if the call failed.
-        unsafe { Self::reclaim_on_error(ret, work) }
+        // SAFETY: `atomic.wr` heads a structure of the kind its opcode says,
+        // naming `work`'s buffer and cqe.
+        unsafe { self.post_send_wr(&atomic.wr, work) }
     }
 
     /// Posts a fast registration of `mr` (mapped with [`Mr::map`]) with the
@@ -611,11 +608,9 @@ impl Qp {
         wr.mr = mr.ptr.as_ptr();
         wr.key = mr.rkey();
         wr.access = (bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE | access.raw()) as i32;
-        let mut bad = core::ptr::null();
-        // SAFETY: the QP and the WR are valid; the MR is kept alive by `work`.
-        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &wr.wr, &mut bad) };
-        // SAFETY: `work` was not posted if the call failed.
-        unsafe { Self::reclaim_on_error(ret, work) }
+        // SAFETY: a registration request naming `work`'s cqe and an MR that
+        // `work` keeps alive.
+        unsafe { self.post_send_wr(&wr.wr, work) }
     }
 
     /// Posts a local invalidation of `mr`'s current key: after it completes,
@@ -636,9 +631,26 @@ impl Qp {
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.ex.invalidate_rkey = mr.rkey();
+        // SAFETY: an invalidation request naming `work`'s cqe.
+        unsafe { self.post_send_wr(&wr, work) }
+    }
+
+    /// Posts `wr` on the send queue; on failure takes `work` back.
+    ///
+    /// # Safety
+    ///
+    /// `wr` must be a valid request (of the structure its opcode says) whose
+    /// `wr_cqe` is `work`'s and whose SGE, if any, names `work`'s buffer;
+    /// `work` must be a live box from `box_work`, not yet posted.
+    unsafe fn post_send_wr<H: CompletionHandler>(
+        &self,
+        wr: &bindings::ib_send_wr,
+        work: NonNull<Work<H>>,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
         let mut bad = core::ptr::null();
-        // SAFETY: the QP and the WR are valid.
-        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), &wr, &mut bad) };
+        // SAFETY: the QP is valid (type invariant); the caller vouches for
+        // the request and what it names.
+        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), wr, &mut bad) };
         // SAFETY: `work` was not posted if the call failed.
         unsafe { Self::reclaim_on_error(ret, work) }
     }

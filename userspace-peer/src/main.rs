@@ -134,20 +134,7 @@ pub enum Cmd {
         depth: Depth,
     },
     /// Userspace initiator: connect to a target and run a scenario.
-    Initiate {
-        /// The target.
-        #[arg(long, value_parser = addr::parse)]
-        connect: abi::Addr,
-        /// What to run.
-        #[arg(long, value_enum)]
-        scenario: scenario::Scenario,
-        /// Pattern seed (the target's --fill).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Fetch-and-adds in the atomic and fadd scenarios.
-        #[arg(long, default_value_t = 10)]
-        adds: u32,
-    },
+    Initiate(InitiatorArgs),
     /// Run rping's protocol in the module, as server (against `rping -c`) or
     /// client (against `rping -s`).
     Rping {
@@ -232,20 +219,24 @@ pub enum Cmd {
     },
     /// In-kernel initiator: connect to a target and run a scenario on its
     /// window.
-    KernelInitiator {
-        /// The target.
-        #[arg(long, value_parser = addr::parse)]
-        connect: abi::Addr,
-        /// What to run.
-        #[arg(long, value_enum)]
-        scenario: scenario::Scenario,
-        /// Pattern seed (the target's --fill).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Fetch-and-adds in the atomic scenario.
-        #[arg(long, default_value_t = 10)]
-        adds: u32,
-    },
+    KernelInitiator(InitiatorArgs),
+}
+
+/// What an initiator (kernel or userspace) runs against a target.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct InitiatorArgs {
+    /// The target.
+    #[arg(long, value_parser = addr::parse)]
+    pub connect: abi::Addr,
+    /// What to run.
+    #[arg(long, value_enum)]
+    pub scenario: scenario::Scenario,
+    /// Pattern seed (the target's --fill).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Fetch-and-adds in the atomic and fadd scenarios.
+    #[arg(long, default_value_t = 10)]
+    pub adds: u32,
 }
 
 /// `bench --op`.
@@ -585,15 +576,10 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", conn_line(&dev.accept(20_000)?));
             scenario::target(&dev, len, access, fill)
         }
-        Cmd::KernelInitiator {
-            connect,
-            scenario,
-            seed,
-            adds,
-        } => {
+        Cmd::KernelInitiator(a) => {
             let dev = KrustDev::open(&cli.dev)?;
-            println!("{}", conn_line(&dev.connect(connect, 0, 0, 20_000, 0)?));
-            scenario::initiator(&dev, scenario, seed, adds)
+            println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
+            scenario::initiator(&dev, a.scenario, a.seed, a.adds)
         }
         Cmd::Serve {
             listen,
@@ -615,15 +601,10 @@ fn run(cli: Cli) -> Result<()> {
             println!("connected");
             scenario::ping(&peer, &sizes, seed)
         }
-        Cmd::Initiate {
-            connect,
-            scenario,
-            seed,
-            adds,
-        } => {
-            let peer = upeer::UPeer::connect(&connect, 0, 0)?;
+        Cmd::Initiate(a) => {
+            let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;
             println!("connected");
-            scenario::initiator(&peer, scenario, seed, adds)
+            scenario::initiator(&peer, a.scenario, a.seed, a.adds)
         }
         Cmd::Rping {
             server,
