@@ -3,7 +3,10 @@
 #   make                    build rdma_krust.ko against KDIR
 #   make KDIR=/path/to/kernel/build
 #   make rust-analyzer      rust-project.json for editors
-#   make test               everything: cargo tests and the QEMU guest suite
+#   make test               everything: lints, cargo tests, the QEMU guest suite
+#                           (and on the debug kernel when it is cached)
+#   make test-debug         the guest suite on the debug kernel
+#   make bench              perftest and the module side by side
 #   make demo               boot the guest and print the device table
 #   make clean
 #
@@ -35,10 +38,14 @@ clean:
 test:
 	scripts/test-all.sh
 
+# The guest suite on the debug kernel only (builds it on first use).
+test-debug:
+	KRUST_FLAVOR=debug KRUST_TIMEOUT=2400 scripts/qemu-test.sh
+
 bench:
 	scripts/bench.sh
 
 demo:
 	scripts/qemu-test.sh --demo
 
-.PHONY: all modules rust-analyzer clean test demo bench
+.PHONY: all modules rust-analyzer clean test test-debug demo bench

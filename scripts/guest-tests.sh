@@ -727,5 +727,20 @@ test_final_unload() {
 }
 run_test final_unload
 
+# On a kernel with kmemleak (the debug variant): no leak after the suite.
+test_kmemleak_clean() {
+	local k=/sys/kernel/debug/kmemleak n
+	echo scan >$k
+	sleep 6
+	echo scan >$k
+	n=$(grep -c '^unreferenced object' $k || true)
+	[ "$n" = 0 ] || { head -40 $k; fail "kmemleak: $n unreferenced object(s)"; }
+	echo "  kmemleak: 0 unreferenced objects"
+}
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	run_test kmemleak_clean
+fi
+
 echo "$passed $failed" >"$OUT/summary"
 echo "guest: $passed passed, $failed failed"

@@ -7,7 +7,12 @@
 #   3. the kernel build (cached), then clippy over the module (its build) and
 #      the tool;
 #   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
-#   5. scripts/qemu-test.sh: module, tool, guest suite over rxe.
+#   5. scripts/qemu-test.sh: module, tool, guest suite over rxe;
+#   6. the same guest suite on the debug kernel (lockdep, KASAN, kmemleak,
+#      DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so:
+#      "auto" (the default) runs it only if that kernel is already cached,
+#      so a cold run stays short; "always" builds it if needed (about 9 min
+#      more); "never" skips it.
 # The last line is "total: N passed, N failed".
 set -uo pipefail
 
@@ -63,20 +68,39 @@ failed=$((failed + cf))
 rm -f "$cargo_log"
 echo "test-all: cargo test: $cp passed, $cf failed"
 
-# The guest suite.
-guest_log=$(mktemp)
-scripts/qemu-test.sh "$@" 2>&1 | tee "$guest_log"
-line=$(grep -E '^guest: [0-9]+ passed, [0-9]+ failed$' "$guest_log" | tail -1)
-if [ -n "$line" ]; then
-	gp=$(sed -E 's/^guest: ([0-9]+) passed.*/\1/' <<<"$line")
-	gf=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+# A guest suite: FLAVOR, then qemu-test.sh's arguments. Adds its counts.
+guest_suite() {
+	local flavor=$1 log line gp gf
+	shift
+	log=$(mktemp)
+	KRUST_FLAVOR=$flavor scripts/qemu-test.sh "$@" 2>&1 | tee "$log"
+	line=$(grep -E '^guest: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+	if [ -n "$line" ]; then
+		gp=$(sed -E 's/^guest: ([0-9]+) passed.*/\1/' <<<"$line")
+		gf=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+	else
+		gp=0
+		gf=1
+	fi
+	rm -f "$log"
+	passed=$((passed + gp))
+	failed=$((failed + gf))
+	echo "test-all: $flavor kernel: $gp passed, $gf failed"
+}
+
+guest_suite main "$@"
+
+debug_kdir=$(KRUST_FLAVOR=debug scripts/build-kernel.sh --print-kdir)
+case "${KRUST_DEBUG:-auto}" in
+always) run_debug=1 ;;
+never) run_debug=0 ;;
+*) [ -f "$debug_kdir/.krust-built" ] && run_debug=1 || run_debug=0 ;;
+esac
+if [ "$run_debug" = 1 ]; then
+	KRUST_TIMEOUT=${KRUST_TIMEOUT:-2400} guest_suite debug "$@"
 else
-	gp=0
-	gf=1
+	echo "test-all: debug-kernel suite skipped (KRUST_DEBUG=${KRUST_DEBUG:-auto}; not cached: $debug_kdir)"
 fi
-rm -f "$guest_log"
-passed=$((passed + gp))
-failed=$((failed + gf))
 
 echo "total: $passed passed, $failed failed"
 [ "$failed" = 0 ]
