@@ -47,6 +47,7 @@ ALL_TESTS=(
 	rping_client_against_module
 	module_client_against_rping
 	bench_smoke
+	peer_killed_mid_transfer
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -612,6 +613,27 @@ test_bench_smoke() {
 		echo "  bw $op: ${t} MB/sec"
 		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 100000) }' || fail "bw $op: $j"
 	done
+}
+
+# The userspace peer is killed while the module is sending to it: the
+# module's side fails with a clear errno instead of hanging, and everything
+# is freed (the module still unloads at the end, with no splat).
+test_peer_killed_mid_transfer() {
+	ensure_loaded
+	start_serve 7800 --mode echo --count 1000
+	local sizes out
+	sizes=$(printf '1048576,%.0s' $(seq 200))
+	"$TOOL" kernel-ping --connect "$IP:7800" --sizes "${sizes%,}" >/tmp/killed.out 2>&1 &
+	local ping=$!
+	wait_for 20 grep -q '^ok 1048576 bytes' /tmp/killed.out || fail "no traffic: $(cat /tmp/killed.out)"
+	kill -9 "$SERVE_PID"
+	wait "$SERVE_PID" 2>/dev/null || true
+	if wait $ping; then
+		fail "kernel-ping finished although its peer was killed"
+	fi
+	out=$(tail -1 /tmp/killed.out)
+	echo "  after $(grep -c '^ok ' /tmp/killed.out) messages: $out"
+	grep -qE 'Connection reset by peer|Transport endpoint is not connected' <<<"$out" || fail "unexpected: $out"
 }
 
 # --- runner ------------------------------------------------------------------
