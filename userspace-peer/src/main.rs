@@ -160,35 +160,7 @@ pub enum Cmd {
     /// Run a benchmark loop in the module, reported as perftest does. One
     /// side listens (`--listen`: the SEND responder, or the window for the
     /// one-sided operations), the other connects and measures.
-    Bench {
-        /// Operation.
-        #[arg(long, value_enum)]
-        op: BenchOp,
-        /// Latency or bandwidth.
-        #[arg(long, value_enum, default_value = "lat")]
-        mode: BenchMode,
-        /// Connect to the listening side and measure.
-        #[arg(long, value_parser = addr::parse, conflicts_with = "listen")]
-        connect: Option<abi::Addr>,
-        /// Be the other side.
-        #[arg(long, value_parser = addr::parse)]
-        listen: Option<abi::Addr>,
-        /// Bytes per operation (atomics: 8).
-        #[arg(long, default_value_t = 2)]
-        size: u32,
-        /// Iterations.
-        #[arg(long, default_value_t = 1000)]
-        iters: u32,
-        /// Bandwidth: operations in flight.
-        #[arg(long, default_value_t = 16)]
-        depth: u32,
-        /// Print JSON instead of perftest's table.
-        #[arg(long)]
-        json: bool,
-        /// Latency: also write every sample (microseconds) to this file.
-        #[arg(long)]
-        samples_to: Option<std::path::PathBuf>,
-    },
+    Bench(BenchArgs),
     /// Write PNG plots of a `make bench` run (built with `--features plot`).
     BenchPlot {
         /// The run's directory (bench.jsonl, samples-*.txt).
@@ -239,6 +211,38 @@ pub struct InitiatorArgs {
     pub adds: u32,
 }
 
+/// The arguments of `rdma-krust bench`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct BenchArgs {
+    /// Operation.
+    #[arg(long, value_enum)]
+    pub op: BenchOp,
+    /// Latency or bandwidth.
+    #[arg(long, value_enum, default_value = "lat")]
+    pub mode: BenchMode,
+    /// Connect to the listening side and measure.
+    #[arg(long, value_parser = addr::parse, conflicts_with = "listen")]
+    pub connect: Option<abi::Addr>,
+    /// Be the other side.
+    #[arg(long, value_parser = addr::parse)]
+    pub listen: Option<abi::Addr>,
+    /// Bytes per operation (atomics: 8).
+    #[arg(long, default_value_t = 2)]
+    pub size: u32,
+    /// Iterations.
+    #[arg(long, default_value_t = 1000)]
+    pub iters: u32,
+    /// Bandwidth: operations in flight.
+    #[arg(long, default_value_t = 16)]
+    pub depth: u32,
+    /// Print JSON instead of perftest's table.
+    #[arg(long)]
+    pub json: bool,
+    /// Latency: also write every sample (microseconds) to this file.
+    #[arg(long)]
+    pub samples_to: Option<std::path::PathBuf>,
+}
+
 /// `bench --op`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BenchOp {
@@ -263,19 +267,18 @@ pub enum BenchMode {
     Bw,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_bench(
-    dev: &KrustDev,
-    op: BenchOp,
-    mode: BenchMode,
-    connect: Option<abi::Addr>,
-    listen: Option<abi::Addr>,
-    size: u32,
-    iters: u32,
-    depth: u32,
-    json: bool,
-    samples_to: Option<std::path::PathBuf>,
-) -> Result<()> {
+fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
+    let BenchArgs {
+        op,
+        mode,
+        connect,
+        listen,
+        size,
+        iters,
+        depth,
+        json,
+        samples_to,
+    } = args;
     let (op_code, atomic) = match op {
         BenchOp::Send => (abi::BENCH_SEND, false),
         BenchOp::Write => (abi::BENCH_WRITE, false),
@@ -621,28 +624,7 @@ fn run(cli: Cli) -> Result<()> {
                 _ => bail!("rping: give --server or --client"),
             }
         }
-        Cmd::Bench {
-            op,
-            mode,
-            connect,
-            listen,
-            size,
-            iters,
-            depth,
-            json,
-            samples_to,
-        } => run_bench(
-            &KrustDev::open(&cli.dev)?,
-            op,
-            mode,
-            connect,
-            listen,
-            size,
-            iters,
-            depth,
-            json,
-            samples_to,
-        ),
+        Cmd::Bench(args) => run_bench(&KrustDev::open(&cli.dev)?, args),
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
             for f in plot::plot(&dir, &out)? {

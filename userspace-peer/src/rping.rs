@@ -12,6 +12,7 @@
 use crate::abi;
 use crate::ctl::Advert;
 use crate::kdev::KrustDev;
+use crate::scenario;
 use anyhow::{bail, Context, Result};
 
 const TIMEOUT_MS: u32 = 20_000;
@@ -108,21 +109,9 @@ pub fn client(
     for ping in 0..count {
         let mut start = pattern(ping, size as usize);
         dev.window_io(src_id, 0, &mut start, false)?;
-        let advert = Advert {
-            addr: src_addr,
-            rkey: src_rkey,
-            len: size,
-        };
-        dev.send(&advert.encode(), TIMEOUT_MS)
-            .context("source advert")?;
+        scenario::advertise(dev, src_addr, src_rkey, len).context("source advert")?;
         recv16(dev).context("go-ahead")?;
-        let advert = Advert {
-            addr: sink_addr,
-            rkey: sink_rkey,
-            len: size,
-        };
-        dev.send(&advert.encode(), TIMEOUT_MS)
-            .context("sink advert")?;
+        scenario::advertise(dev, sink_addr, sink_rkey, len).context("sink advert")?;
         recv16(dev).context("second go-ahead")?;
         if validate {
             let mut sink = vec![0u8; size as usize];
