@@ -347,7 +347,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
     }
     dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
     if op != BenchOp::Send {
-        scenario::Endpoint::send_msg(dev, &ctl::encode(ctl::BYE, 0))?;
+        scenario::say_bye(dev)?;
     }
     let name = format!("{op:?}").to_lowercase();
     if let (Some(path), BenchMode::Lat) = (samples_to, mode) {

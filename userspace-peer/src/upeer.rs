@@ -89,7 +89,8 @@ struct State {
     rx: VecDeque<(usize, usize, WireHdr)>,
     sends_inflight: u32,
     ops_inflight: u32,
-    error: Option<String>,
+    /// The first failure of a send or receive: (errno, what).
+    error: Option<(i32, String)>,
     op_error: Option<i32>,
 }
 
@@ -385,15 +386,18 @@ impl UPeer {
         match kind {
             WR_RECV => {
                 if !ok {
-                    st.error
-                        .get_or_insert(format!("receive failed, status {}", wc.status));
+                    st.error.get_or_insert((
+                        wc_errno(wc.status),
+                        format!("receive failed, status {}", wc.status),
+                    ));
                     return Ok(());
                 }
                 let len = wc.byte_len as usize;
                 let hdr =
                     WireHdr::decode(&self.recv.buf.borrow()[idx * RECV_BUF..idx * RECV_BUF + len]);
                 let Some(hdr) = hdr else {
-                    st.error.get_or_insert("bad wire header".into());
+                    st.error
+                        .get_or_insert((libc::EPROTO, "bad wire header".into()));
                     return Ok(());
                 };
                 st.credits += hdr.grant;
@@ -409,21 +413,16 @@ impl UPeer {
             WR_SEND => {
                 st.sends_inflight -= 1;
                 if !ok {
-                    st.error
-                        .get_or_insert(format!("send failed, status {}", wc.status));
+                    st.error.get_or_insert((
+                        wc_errno(wc.status),
+                        format!("send failed, status {}", wc.status),
+                    ));
                 }
             }
             _ => {
                 st.ops_inflight -= 1;
                 if !ok && st.op_error.is_none() {
-                    // The verbs status codes of access errors; as the module
-                    // maps them.
-                    st.op_error = Some(match wc.status {
-                        ibv_wc_status::IBV_WC_REM_ACCESS_ERR
-                        | ibv_wc_status::IBV_WC_LOC_PROT_ERR => libc::EACCES,
-                        ibv_wc_status::IBV_WC_WR_FLUSH_ERR => libc::ECONNRESET,
-                        _ => libc::EIO,
-                    });
+                    st.op_error = Some(wc_errno(wc.status));
                 }
             }
         }
@@ -437,8 +436,9 @@ impl UPeer {
             if done(&self.st.borrow()) {
                 return Ok(());
             }
-            if let Some(e) = &self.st.borrow().error {
-                bail!("{what}: {e}");
+            if let Some((errno, e)) = &self.st.borrow().error {
+                let err = io::Error::from_raw_os_error(*errno);
+                return Err(anyhow::Error::new(err).context(format!("{what}: {e}")));
             }
             if !self.poll()? {
                 if Instant::now() > end {
@@ -684,6 +684,16 @@ impl WindowOwner for UPeer {
             .and_then(Option::take)
             .context("no such window")?;
         Ok(())
+    }
+}
+
+/// The errno of a failed work completion, as the module maps it: access
+/// errors are `EACCES`, a flush (the connection went away) `ECONNRESET`.
+fn wc_errno(status: u32) -> i32 {
+    match status {
+        ibv_wc_status::IBV_WC_REM_ACCESS_ERR | ibv_wc_status::IBV_WC_LOC_PROT_ERR => libc::EACCES,
+        ibv_wc_status::IBV_WC_WR_FLUSH_ERR => libc::ECONNRESET,
+        _ => libc::EIO,
     }
 }
 
