@@ -43,6 +43,12 @@ struct ib_cq *rkrust_ib_alloc_cq(struct ib_device *dev, void *private,
 	return ib_alloc_cq(dev, private, nr_cqe, comp_vector, poll_ctx);
 }
 
+/* bindgen skips a function named after a Rust keyword. */
+void rkrust_yield(void)
+{
+	yield();
+}
+
 int rkrust_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			const struct ib_send_wr **bad_wr)
 {

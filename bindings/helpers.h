@@ -22,6 +22,7 @@ void rkrust_ib_dealloc_pd(struct ib_pd *pd);
 struct ib_cq *rkrust_ib_alloc_cq(struct ib_device *dev, void *private,
 				 int nr_cqe, int comp_vector,
 				 enum ib_poll_context poll_ctx);
+void rkrust_yield(void);
 int rkrust_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			const struct ib_send_wr **bad_wr);
 int rkrust_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,

@@ -7,6 +7,11 @@
 # JSON object per line: {"tool": "perftest"|"rdma-krust", "op", "mode",
 # "bytes", "iterations", then the figures}; rdma-krust's latency samples to
 # $KRUST_OUT/samples-<op>.txt (microseconds, one per line).
+#
+# KRUST_PROFILE=1 adds a profile of each side of three runs (READ latency,
+# SEND latency, WRITE bandwidth at 64 KiB): perf samples every CPU
+# (cpu-clock; TCG has no PMU) while the run goes, and the top symbols go to
+# $KRUST_OUT/profile-<tool>-<run>.txt.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,7 +78,7 @@ ours() {
 	done
 	local line
 	line=$("$TOOL" bench --connect "$IP:$port" --op "$1" --mode "$2" --size "$3" --iters "$4" \
-		--depth $DEPTH --json --samples-to "$OUT/samples-$1.txt" 2>&1)
+		--depth $DEPTH --json --samples-to "${SAMPLES_DIR:-$OUT}/samples-$1.txt" 2>&1)
 	wait $peer
 	case "$line" in
 	"{"*) echo "{\"tool\":\"rdma-krust\",${line#\{}" >>"$J" ;;
@@ -85,7 +90,7 @@ insmod "$ROOT/rdma_krust.ko" || exit 1
 
 echo "guest-bench: latency, $LAT_ITERS iterations"
 pt_lat send ib_send_lat 2;    ours send lat 2 "$LAT_ITERS"
-pt_lat write ib_write_lat 2;  ours write lat 2 "$LAT_ITERS"
+pt_lat write ib_write_lat 2;  ours write pingpong 2 "$LAT_ITERS"
 pt_lat read ib_read_lat 2;    ours read lat 2 "$LAT_ITERS"
 pt_lat atomic ib_atomic_lat 8; ours fadd lat 8 "$LAT_ITERS"
 
@@ -99,6 +104,35 @@ for size in 64 1024 4096 16384 262144 1048576; do
 	pt_bw write ib_write_bw $size "$SWEEP_ITERS"
 	ours write bw $size "$SWEEP_ITERS"
 done
+
+# profile NAME COMMAND...: perf samples the whole guest while COMMAND (a
+# function of this script) runs; its results are not kept.
+profile() {
+	local name=$1 data=/tmp/perf-$1.data
+	shift
+	perf record -a -g -F 2000 -o "$data" >/dev/null 2>/tmp/perf-record.log &
+	local rec=$!
+	sleep 1
+	J=/dev/null SAMPLES_DIR=/tmp "$@" >/dev/null
+	kill -INT $rec
+	wait $rec # perf exits with the signal's status
+	[ -s "$data" ] || { echo "guest-bench: perf record $name: $(tail -1 /tmp/perf-record.log)" >&2; return; }
+	{
+		echo "# $name: $*"
+		perf report -i "$data" --stdio --no-children --sort comm,sym --percent-limit 1 \
+			-g none 2>/dev/null | grep -v '^$'
+	} >"$OUT/profile-$name.txt"
+}
+
+if [ -n "${KRUST_PROFILE:-}" ] && command -v perf >/dev/null; then
+	echo "guest-bench: profiles"
+	profile perftest-read-lat pt_lat read ib_read_lat 2
+	profile rdma-krust-read-lat ours read lat 2 "$LAT_ITERS"
+	profile perftest-send-lat pt_lat send ib_send_lat 2
+	profile rdma-krust-send-lat ours send lat 2 "$LAT_ITERS"
+	profile perftest-write-bw pt_bw write ib_write_bw 65536 "$BW_ITERS"
+	profile rdma-krust-write-bw ours write bw 65536 "$BW_ITERS"
+fi
 
 rmmod rdma_krust
 echo "guest-bench: $(wc -l <"$J") results"

@@ -606,6 +606,22 @@ test_bench_smoke() {
 		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "lat $op: $j"
 	done
 	grep -q '^window value 50$' /tmp/bench.$port || fail "FADD window: $(cat /tmp/bench.$port)"
+	# WRITE ping-pong: the listener's window ends with the connector's last
+	# WRITE, whose last byte carries the iteration number (50 << 56 here).
+	port=$((port + 1))
+	j=$(bench_pair $port --op write --mode pingpong --size 8 --iters 50)
+	t=$(json_num "$j" t_typical)
+	echo "  lat write ping-pong: t_typical ${t} us"
+	awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "ping-pong: $j"
+	grep -q '"one_way":true' <<<"$j" || fail "ping-pong is not one-way: $j"
+	grep -q '^window value 3602879701896396800$' /tmp/bench.$port ||
+		fail "ping-pong window: $(cat /tmp/bench.$port)"
+	# The same loops without busy polling (completions via the workqueue).
+	port=$((port + 1))
+	j=$(bench_pair $port --op read --mode lat --size 8 --iters 50 --events)
+	t=$(json_num "$j" t_typical)
+	echo "  lat read, --events: t_typical ${t} us"
+	awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "read --events: $j"
 	for op in send write read; do
 		port=$((port + 1))
 		j=$(bench_pair $port --op $op --mode bw --size 65536 --iters 64 --depth 8)

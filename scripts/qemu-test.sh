@@ -80,7 +80,7 @@ append="console=ttyS0 loglevel=4 panic=-1 pci=noacpi"
 append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$ROOT/scripts/guest-init.sh"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS; do
+for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 

@@ -13,7 +13,7 @@ PKGS=(
 	clang lld llvm libclang-dev pkg-config
 	linux-source-6.12
 	qemu-system-x86
-	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest linux-perf
 	libibverbs-dev librdmacm-dev
 	fonts-dejavu-core
 )

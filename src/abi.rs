@@ -258,7 +258,7 @@ pub struct ConnectReq {
     pub responder_resources: u32,
     /// READ/atomic requests this side will issue; 0 = device maximum.
     pub initiator_depth: u32,
-    /// [`CONN_RAW`] or zero.
+    /// [`CONN_RAW`], [`CONN_POLL`], or zero.
     pub flags: u32,
     /// Output: the connection.
     pub info: ConnInfo,
@@ -270,6 +270,19 @@ pub struct ConnectReq {
 /// are the caller's business, as with bare verbs. This is how rping's
 /// protocol runs over the module (see `Documentation/rping.rst`).
 pub const CONN_RAW: u32 = 1;
+
+/// Connection flag: busy polling. The connection's completions are reaped
+/// only by the threads that wait on it (`IB_POLL_DIRECT`), which poll the
+/// completion queue instead of sleeping until ib_core's workqueue has run
+/// the handlers; this is what perftest does from userspace. A waiter spins
+/// for up to [`POLL_SPIN_US`] without a completion, then naps a jiffy at a
+/// time between polls. Nothing is reaped while no thread waits: credits and
+/// received messages wait in the completion queue for the next call.
+pub const CONN_POLL: u32 = 2;
+
+/// How long a waiter on a [`CONN_POLL`] connection spins without seeing a
+/// completion before it naps between polls.
+pub const POLL_SPIN_US: u32 = 2000;
 
 /// Argument of [`IOCTL_LISTEN`].
 ///
@@ -286,7 +299,7 @@ pub struct ListenReq {
     pub responder_resources: u32,
     /// Cap on READ/atomic requests issued; 0 = device maximum.
     pub initiator_depth: u32,
-    /// [`CONN_RAW`] or zero.
+    /// [`CONN_RAW`], [`CONN_POLL`], or zero.
     pub flags: u32,
     /// Must be zero.
     pub reserved: u32,
@@ -437,10 +450,18 @@ pub const BENCH_FADD: u32 = 4;
 pub const BENCH_LAT: u32 = 0;
 /// [`Bench::mode`]: bandwidth, `depth` operations in flight.
 pub const BENCH_BW: u32 = 1;
-/// [`Bench::mode`]: the SEND ping-pong's other end: receive, send back.
+/// [`Bench::mode`]: the other end of a ping-pong (SEND's, or WRITE's with
+/// [`BENCH_PINGPONG`]): wait for the peer's message, send it back.
 pub const BENCH_RESPOND: u32 = 2;
 /// [`Bench::mode`]: the SEND bandwidth loop's other end: receive.
 pub const BENCH_SINK: u32 = 3;
+/// [`Bench::mode`], WRITE only: latency as perftest's `ib_write_lat`
+/// measures it, half the round trip of a WRITE ping-pong. Each end WRITEs
+/// `size` bytes into the other's window and waits, polling the last byte of
+/// its own window [`Bench::window`], for the other's WRITE to land; that
+/// byte carries the iteration number (mod 256, from 1). The other end runs
+/// [`BENCH_RESPOND`]. Both windows must be freshly exposed (zeroed).
+pub const BENCH_PINGPONG: u32 = 4;
 
 /// Largest [`Bench::iters`].
 pub const BENCH_MAX_ITERS: u32 = 1_000_000;
@@ -454,8 +475,8 @@ pub const BENCH_MAX_DEPTH: u32 = 64;
 pub struct Bench {
     /// `BENCH_SEND`, `_WRITE`, `_READ`, `_CAS` or `_FADD`.
     pub op: u32,
-    /// `BENCH_LAT`, `BENCH_BW`, or for SEND's other end `BENCH_RESPOND` /
-    /// `BENCH_SINK`.
+    /// `BENCH_LAT`, `BENCH_BW`, `BENCH_PINGPONG`, or for the other end
+    /// `BENCH_RESPOND` / `BENCH_SINK`.
     pub mode: u32,
     /// Bytes per operation (1 to [`MAX_MSG_SIZE`]; 8 for atomics).
     pub size: u32,
@@ -470,8 +491,9 @@ pub struct Bench {
     pub remote_addr: u64,
     /// One-sided operations: the peer's key.
     pub rkey: u32,
-    /// Must be zero.
-    pub reserved: u32,
+    /// WRITE ping-pong: this fd's window (from [`IOCTL_EXPOSE`]) the peer
+    /// WRITEs into, at least `size` bytes; zero otherwise.
+    pub window: u32,
     /// Latency: user pointer to `u64[iters]`, filled with each operation's
     /// time in nanoseconds (SEND: half the round trip); 0 for none.
     pub samples: u64,

@@ -12,6 +12,7 @@ use super::{errno, timeout_of, Conn, Work};
 use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
+    misc,
     verbs::SendOp,
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
@@ -20,8 +21,7 @@ impl Conn {
     /// Runs the benchmark `b` describes and fills in its outputs.
     pub(crate) fn bench(self: &Arc<Self>, b: &mut abi::Bench) -> Result {
         let atomic = matches!(b.op, abi::BENCH_CAS | abi::BENCH_FADD);
-        if b.reserved != 0
-            || b.op > abi::BENCH_FADD
+        if b.op > abi::BENCH_FADD
             || b.iters == 0
             || b.iters > abi::BENCH_MAX_ITERS
             || b.size == 0
@@ -31,15 +31,18 @@ impl Conn {
             return Err(EINVAL);
         }
         let send = b.op == abi::BENCH_SEND;
-        match b.mode {
-            abi::BENCH_LAT | abi::BENCH_RESPOND | abi::BENCH_SINK
-                if !send && b.mode != abi::BENCH_LAT =>
-            {
-                return Err(EINVAL)
-            }
-            abi::BENCH_LAT | abi::BENCH_RESPOND | abi::BENCH_SINK => {}
-            abi::BENCH_BW if !atomic && (1..=abi::BENCH_MAX_DEPTH).contains(&b.depth) => {}
-            _ => return Err(EINVAL),
+        let write = b.op == abi::BENCH_WRITE;
+        let valid = match b.mode {
+            abi::BENCH_LAT => true,
+            abi::BENCH_RESPOND => send || write,
+            abi::BENCH_SINK => send,
+            abi::BENCH_PINGPONG => write,
+            abi::BENCH_BW => !atomic && (1..=abi::BENCH_MAX_DEPTH).contains(&b.depth),
+            _ => false,
+        };
+        let pingpong = write && matches!(b.mode, abi::BENCH_PINGPONG | abi::BENCH_RESPOND);
+        if !valid || (!pingpong && b.window != 0) {
+            return Err(EINVAL);
         }
         if send && b.size > abi::RECV_BUF_SIZE {
             return Err(errno::EMSGSIZE());
@@ -60,7 +63,7 @@ impl Conn {
         }
         let timeout = timeout_of(b.timeout_ms);
         let mut samples = KVec::new();
-        if b.mode == abi::BENCH_LAT && b.samples != 0 {
+        if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) && b.samples != 0 {
             samples = KVec::with_capacity(b.iters as usize, GFP_KERNEL)?;
         }
         let start = Ktime::ktime_get().to_ns();
@@ -68,6 +71,8 @@ impl Conn {
             (abi::BENCH_SEND, abi::BENCH_LAT) => (self.send_pingpong(b, timeout, &mut samples)?, 0),
             (abi::BENCH_SEND, abi::BENCH_RESPOND) => (self.send_respond(b, timeout, true)?, 0),
             (abi::BENCH_SEND, abi::BENCH_SINK) => (self.send_respond(b, timeout, false)?, 0),
+            (_, abi::BENCH_PINGPONG) => (self.write_pingpong(b, timeout, &mut samples, true)?, 0),
+            (_, abi::BENCH_RESPOND) => (self.write_pingpong(b, timeout, &mut samples, false)?, 0),
             (_, abi::BENCH_LAT) => (self.one_at_a_time(b, timeout, &mut samples)?, 0),
             _ => self.pipelined(b, timeout, start)?,
         };
@@ -286,5 +291,98 @@ impl Conn {
             }
         }
         Ok(end)
+    }
+
+    /// WRITE latency as perftest's `ib_write_lat` has it (see
+    /// `abi::BENCH_PINGPONG`): the initiating end (`first`) WRITEs, then
+    /// polls its window for the answer; the other end polls, then answers.
+    /// A sample is half of the initiator's round trip.
+    fn write_pingpong(
+        self: &Arc<Self>,
+        b: &abi::Bench,
+        timeout: u32,
+        samples: &mut KVec<u64>,
+        first: bool,
+    ) -> Result<i64> {
+        let size = b.size as usize;
+        let mut win = self.take_window_buf(b.window, size)?;
+        let r = self.write_pingpong_with(b, timeout, samples, first, &mut win);
+        self.put_window_buf(b.window, win);
+        r
+    }
+
+    fn write_pingpong_with(
+        self: &Arc<Self>,
+        b: &abi::Bench,
+        timeout: u32,
+        samples: &mut KVec<u64>,
+        first: bool,
+        win: &mut Option<DeviceBuf>,
+    ) -> Result<i64> {
+        let size = b.size as usize;
+        let op = Self::bench_op(b);
+        let mut src = Some(self.bench_buf(b)?);
+        let mut end = 0;
+        for i in 1..=b.iters {
+            let tag = (i % 256) as u8;
+            let t0 = Ktime::ktime_get().to_ns();
+            if !first {
+                end = self.poll_window(win, size - 1, tag, timeout)?;
+            }
+            // The last byte of what we WRITE carries the tag.
+            let mut cpu = src.take().ok_or(EIO)?.into_cpu();
+            if let Some(last) = cpu.get_mut(size - 1) {
+                *last = tag;
+            }
+            let gen = self.bench_gen(1);
+            self.bench_post(gen, 0, cpu.into_device(), size, op)?;
+            if first {
+                end = self.poll_window(win, size - 1, tag, timeout)?;
+                if samples.capacity() > samples.len() {
+                    samples.push(((end - t0).max(0) / 2) as u64, GFP_KERNEL)?;
+                }
+            }
+            self.bench_wait(timeout, 0)?;
+            src = Some(self.bench_take(0)?.0);
+        }
+        Ok(end)
+    }
+
+    /// Polls byte `at` of the window memory `win` until the peer's WRITE
+    /// has put `tag` there; returns when it saw it. Each look is a sync for
+    /// the CPU and back. Completions are reaped meanwhile on a busy-polling
+    /// connection.
+    fn poll_window(
+        &self,
+        win: &mut Option<DeviceBuf>,
+        at: usize,
+        tag: u8,
+        timeout: u32,
+    ) -> Result<i64> {
+        let deadline = Ktime::ktime_get().to_ns() + i64::from(timeout) * 1_000_000;
+        loop {
+            let cpu = win.take().ok_or(EIO)?.into_cpu();
+            let seen = cpu.get(at).copied();
+            *win = Some(cpu.into_device());
+            let now = Ktime::ktime_get().to_ns();
+            if seen == Some(tag) {
+                return Ok(now);
+            }
+            {
+                let st = self.st.lock();
+                Self::require_connected(&st)?;
+                if let Some(e) = st.op_error {
+                    return Err(e);
+                }
+            }
+            if now >= deadline {
+                return Err(errno::ETIMEDOUT());
+            }
+            if kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            self.reap();
+            misc::yield_now();
+        }
     }
 }

@@ -4,10 +4,12 @@
 //! messages (SEND/RECV) with credit-based flow control.
 //!
 //! Locking: `st` (a mutex) holds everything completions and cm events touch;
-//! completions run on ib_core's workqueue and cm handlers in rdma_cm's, both
-//! in process context. `ep` holds the cm ids. Neither lock is ever held
-//! across a call that waits for a cm handler (`rdma_destroy_id()`, via
-//! dropping a [`CmId`]), because handlers take `ep` and `st` themselves.
+//! completions run on ib_core's workqueue (or, on a busy-polling connection,
+//! in the waiting thread, under `ep`) and cm handlers in rdma_cm's, all in
+//! process context. `ep` holds the cm ids and is taken before `st`. Neither
+//! lock is ever held across a call that waits for a cm handler
+//! (`rdma_destroy_id()`, via dropping a [`CmId`]), because handlers take
+//! `ep` and `st` themselves.
 //!
 //! Flow control (`Documentation/flow-control.rst`): each side keeps
 //! [`abi::RECV_DEPTH`] receives posted; a credit is one posted receive of the
@@ -23,7 +25,8 @@ use crate::kapi::{
     dma::{CpuBuf, DeviceBuf, Direction},
     errno,
     ib::DeviceRef,
-    verbs::{Access, CompletionHandler, Mr, Qp, QpCaps, SendOp, Wc, WorkCtx},
+    misc,
+    verbs::{Access, CompletionHandler, Mr, Qp, QpCaps, Reaping, SendOp, Wc, WorkCtx},
 };
 use crate::registry::{DeviceUser, Registry};
 #[path = "bench.rs"]
@@ -32,7 +35,7 @@ mod bench;
 use kernel::{
     new_condvar, new_mutex,
     prelude::*,
-    sync::{Arc, CondVar, Mutex},
+    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex},
     time::{msecs_to_jiffies, Ktime},
     uaccess::UserSlice,
 };
@@ -43,6 +46,8 @@ const HDR: usize = abi::WIRE_HDR_SIZE as usize;
 const FRAG: usize = RECV_BUF - HDR;
 const SEND_DEPTH: u32 = 2 * RECV_DEPTH;
 const RESOLVE_MS: u32 = 2000;
+/// Completions a busy-polling waiter handles per poll.
+const POLL_BUDGET: u32 = 16;
 /// One-sided operations move at most this much per work request.
 const OP_CHUNK: usize = 256 * 1024;
 const OP_MAX_CHUNKS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(OP_CHUNK);
@@ -206,6 +211,8 @@ struct St {
     device_index: Option<u32>,
     /// Raw messages (`abi::CONN_RAW`): no header, no credits.
     raw: bool,
+    /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
+    polled: bool,
 }
 
 /// The cm ids of the connection.
@@ -311,6 +318,7 @@ impl Conn {
                     listen_caps: (0, 0),
                     device_index: None,
                     raw: false,
+                    polled: false,
                 }),
                 cv <- new_condvar!(),
                 ep <- new_mutex!(Ep { listener: None, id: None }),
@@ -328,16 +336,70 @@ impl Conn {
     fn wait<T>(&self, ms: u32, mut f: impl FnMut(&mut St) -> Option<Result<T>>) -> Result<T> {
         let mut left = msecs_to_jiffies(ms);
         let mut st = self.st.lock();
+        if st.polled {
+            drop(st);
+            return self.wait_polling(ms, f);
+        }
         loop {
             if let Some(r) = f(&mut st) {
                 return r;
             }
             match self.cv.wait_interruptible_timeout(&mut st, left) {
-                kernel::sync::CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
-                kernel::sync::CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
-                kernel::sync::CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+                CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
+                CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
             }
         }
+    }
+
+    /// [`Self::wait`] on a busy-polling connection (`abi::CONN_POLL`): this
+    /// thread reaps the completions. It spins while completions come, and
+    /// after [`abi::POLL_SPIN_US`] without one naps a jiffy between polls
+    /// (a cm event or another waiter's completion ends the nap early).
+    fn wait_polling<T>(
+        &self,
+        ms: u32,
+        mut f: impl FnMut(&mut St) -> Option<Result<T>>,
+    ) -> Result<T> {
+        let now = || Ktime::ktime_get().to_ns();
+        let deadline = now() + i64::from(ms) * 1_000_000;
+        let spin_ns = i64::from(abi::POLL_SPIN_US) * 1000;
+        let mut last_seen = now();
+        loop {
+            let reaped = self.reap();
+            let mut st = self.st.lock();
+            if let Some(r) = f(&mut st) {
+                return r;
+            }
+            let t = now();
+            if t >= deadline {
+                return Err(errno::ETIMEDOUT());
+            }
+            if reaped > 0 {
+                last_seen = t;
+            } else if t - last_seen > spin_ns {
+                if let CondVarTimeoutResult::Signal { .. } =
+                    self.cv.wait_interruptible_timeout(&mut st, 1)
+                {
+                    return Err(EINTR);
+                }
+                continue;
+            }
+            drop(st);
+            if kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            misc::yield_now();
+        }
+    }
+
+    /// Runs the handlers of the completions waiting in a busy-polling
+    /// connection's CQ; returns how many ran. `ep` serializes the reapers,
+    /// so messages are handled in the order they arrived.
+    fn reap(&self) -> u32 {
+        let ep = self.ep.lock();
+        // Each handler notifies `cv`, waking waiters that nap.
+        ep.qp().map_or(0, |qp| qp.reap(POLL_BUDGET).unwrap_or(0))
     }
 
     fn closed_error(st: &St) -> Error {
@@ -365,7 +427,7 @@ impl Conn {
     /// Leaves the idle state for `next` (connecting or listening), with the
     /// connection flags of the request.
     fn begin(&self, flags: u32, next: u32) -> Result {
-        if flags & !abi::CONN_RAW != 0 {
+        if flags & !(abi::CONN_RAW | abi::CONN_POLL) != 0 {
             return Err(EINVAL);
         }
         let mut st = self.st.lock();
@@ -374,6 +436,7 @@ impl Conn {
         }
         st.state = next;
         st.raw = flags & abi::CONN_RAW != 0;
+        st.polled = flags & abi::CONN_POLL != 0;
         Ok(())
     }
 
@@ -440,17 +503,23 @@ impl Conn {
         init: u32,
     ) -> Result<ConnParam> {
         let attrs = dev.attrs();
-        {
+        let polled = {
             let mut st = self.st.lock();
             st.info.asked_responder_resources = resp;
             st.info.asked_initiator_depth = init;
             st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
             st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
             st.info.device = dev.name();
-        }
+            st.polled
+        };
         let qp = id.create_qp(QpCaps {
             send_wr: SEND_DEPTH,
             recv_wr: RECV_DEPTH,
+            reaping: if polled {
+                Reaping::Direct
+            } else {
+                Reaping::Workqueue
+            },
         })?;
         self.post_initial_recvs(qp, dev)?;
         self.attach(dev)?;
@@ -1238,6 +1307,34 @@ impl Conn {
 }
 
 impl Conn {
+    /// Takes the memory of live window `id`, at least `len` bytes, out of
+    /// the list for a loop that polls it; [`IOCTL_WINDOW_READ`] and
+    /// `_WRITE` get `EBUSY` until [`Self::put_window_buf`] gives it back.
+    /// The peer can still reach it: its registration stays.
+    ///
+    /// [`IOCTL_WINDOW_READ`]: abi::IOCTL_WINDOW_READ
+    fn take_window_buf(&self, id: u32, len: usize) -> Result<Option<DeviceBuf>> {
+        let mut windows = self.windows.lock();
+        let w = windows
+            .iter_mut()
+            .find(|w| w.id == id && w.live)
+            .ok_or(ENOENT)?;
+        if w.len < len {
+            return Err(EINVAL);
+        }
+        Ok(Some(w.buf.take().ok_or(EBUSY)?))
+    }
+
+    /// Gives back what [`Self::take_window_buf`] took. If the window went
+    /// away meanwhile (the connection was torn down), the memory is freed
+    /// here: its registration is gone with it.
+    fn put_window_buf(&self, id: u32, buf: Option<DeviceBuf>) {
+        let mut windows = self.windows.lock();
+        if let Some(w) = windows.iter_mut().find(|w| w.id == id) {
+            w.buf = buf;
+        }
+    }
+
     /// A raw RECV: the next received buffer as it came.
     fn recv_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result<u64> {
         self.pump()?;

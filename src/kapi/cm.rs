@@ -257,7 +257,7 @@ impl<H: CmHandler> CmId<H> {
         }
         let dev = self.device().ok_or(ENODEV)?;
         let pd = Arc::new(Pd::new(&dev)?, GFP_KERNEL)?;
-        let cq = Cq::new(&dev, caps.send_wr + caps.recv_wr)?;
+        let cq = Cq::new(&dev, caps.send_wr + caps.recv_wr, caps.reaping)?;
         // SAFETY: the id is live and bound to `dev`; the QP is dropped before
         // the id (see `Drop`).
         let qp = unsafe { Qp::create(self.id, pd, cq, caps) }?;

@@ -190,3 +190,12 @@ unsafe extern "C" fn ioctl_callback<T: MiscDevice>(
         Err(e) => e.to_errno() as c_long,
     }
 }
+
+/// Gives the CPU to any other runnable task before coming back
+/// (`yield()`): for loops that poll in process context, so that the
+/// device's own workers (rxe's, say) run on this CPU too.
+pub(crate) fn yield_now() {
+    // SAFETY: no memory-safety precondition; like any sleeping call it
+    // belongs in process context (`might_sleep()` checks that).
+    unsafe { bindings::rkrust_yield() };
+}

@@ -5,11 +5,13 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
-//! Completions use `struct ib_cqe` (`ib_alloc_cq()` with the workqueue poll
-//! context), never a raw CQ event handler: rxe calls raw handlers with the
-//! CQ lock held, and polling or re-arming from there deadlocks. Handlers run
-//! in process context, so they may take the same mutexes as ioctls; 6.12's
-//! Rust `SpinLock` has no `_bh` variant that a softirq handler would need.
+//! Completions use `struct ib_cqe`, never a raw CQ event handler: rxe calls
+//! raw handlers with the CQ lock held, and polling or re-arming from there
+//! deadlocks. A CQ is reaped either by ib_core's completion workqueue
+//! ([`Reaping::Workqueue`]) or by its owner's threads ([`Reaping::Direct`],
+//! [`Qp::reap`]); either way handlers run in process context, so they may
+//! take the same mutexes as ioctls (6.12's Rust `SpinLock` has no `_bh`
+//! variant that a softirq handler would need).
 //!
 //! Ownership of a work request: posting moves a context (`H::Ctx`, which owns
 //! the request's [`DeviceBuf`]) into a heap box whose `ib_cqe` is the request's
@@ -83,14 +85,25 @@ impl Drop for Pd {
     }
 }
 
-/// A completion queue polled from ib_core's completion workqueue; freed on
-/// drop.
+/// How a CQ's completions are reaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reaping {
+    /// ib_core's completion workqueue runs the handlers (`IB_POLL_WORKQUEUE`).
+    Workqueue,
+    /// Nobody but the owner: handlers run in the thread that calls
+    /// [`Qp::reap`] (`IB_POLL_DIRECT`), as a busy-polling ULP does.
+    Direct,
+}
+
+/// A completion queue; freed on drop.
 ///
 /// # Invariants
 ///
-/// `ptr` came from `ib_alloc_cq()` on `_dev`.
+/// `ptr` came from `ib_alloc_cq()` on `_dev` with the poll context `mode`
+/// names.
 pub(crate) struct Cq {
     ptr: NonNull<bindings::ib_cq>,
+    mode: Reaping,
     _dev: DeviceRef,
 }
 
@@ -101,20 +114,19 @@ unsafe impl Sync for Cq {}
 
 impl Cq {
     /// Allocates a CQ of `depth` entries on `dev`.
-    pub(crate) fn new(dev: &DeviceRef, depth: u32) -> Result<Self> {
+    pub(crate) fn new(dev: &DeviceRef, depth: u32, mode: Reaping) -> Result<Self> {
         let depth = i32::try_from(depth).map_err(|_| EINVAL)?;
+        let ctx = match mode {
+            Reaping::Workqueue => bindings::ib_poll_context_IB_POLL_WORKQUEUE,
+            Reaping::Direct => bindings::ib_poll_context_IB_POLL_DIRECT,
+        };
         // SAFETY: `dev` is valid; a null private pointer is allowed.
         let ptr = from_err_ptr(unsafe {
-            bindings::rkrust_ib_alloc_cq(
-                dev.as_raw(),
-                core::ptr::null_mut(),
-                depth,
-                0,
-                bindings::ib_poll_context_IB_POLL_WORKQUEUE,
-            )
+            bindings::rkrust_ib_alloc_cq(dev.as_raw(), core::ptr::null_mut(), depth, 0, ctx)
         })?;
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            mode,
             _dev: dev.clone(),
         })
     }
@@ -392,6 +404,8 @@ pub(crate) struct QpCaps {
     pub(crate) send_wr: u32,
     /// Receive queue depth.
     pub(crate) recv_wr: u32,
+    /// How completions are reaped.
+    pub(crate) reaping: Reaping,
 }
 
 /// An RC queue pair created through an rdma_cm id, with its CQ and PD.
@@ -457,6 +471,21 @@ impl Qp {
     /// The PD the QP is in.
     pub(crate) fn pd(&self) -> &Arc<Pd> {
         &self.pd
+    }
+
+    /// Runs the handlers of up to `budget` completions in this thread;
+    /// returns how many ran. Only for a [`Reaping::Direct`] CQ (`EINVAL`
+    /// otherwise). Callers serialize it, so that completions are handled in
+    /// the order the device produced them.
+    pub(crate) fn reap(&self, budget: u32) -> Result<u32> {
+        if self.cq.mode != Reaping::Direct {
+            return Err(EINVAL);
+        }
+        let budget = i32::try_from(budget).map_err(|_| EINVAL)?;
+        // SAFETY: the CQ is valid and of the direct poll context (type
+        // invariant); handlers may run here, in process context.
+        let n = unsafe { bindings::ib_process_cq_direct(self.cq.ptr.as_ptr(), budget) };
+        Ok(n.max(0) as u32)
     }
 
     /// The QP's own READ/atomic depths, `(max_rd_atomic, max_dest_rd_atomic)`:

@@ -161,8 +161,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
             _ => "-".to_string(),
         };
         let what = match (mode.as_str(), op.as_str()) {
-            ("lat", "send") => "t_typical us, both RTT/2",
-            ("lat", "write") => "t_typical us; perftest RTT/2, ours one WRITE's full RTT",
+            ("lat", "send" | "write") => "t_typical us, both RTT/2 of a ping-pong",
             ("lat", _) => "t_typical us, both full RTT",
             _ => "BW average MB/sec (2^20)",
         };

@@ -257,7 +257,7 @@ impl KrustDev {
 
     /// `IOCTL_BENCH`; for latency, `samples` (one per iteration) is filled.
     pub fn bench(&self, b: &mut abi::Bench, samples: &mut Vec<u64>) -> io::Result<()> {
-        if b.mode == abi::BENCH_LAT {
+        if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) {
             samples.resize(b.iters as usize, 0);
             b.samples = samples.as_mut_ptr() as u64;
         }

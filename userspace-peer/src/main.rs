@@ -241,6 +241,10 @@ pub struct BenchArgs {
     /// Latency: also write every sample (microseconds) to this file.
     #[arg(long)]
     pub samples_to: Option<std::path::PathBuf>,
+    /// Completions through ib_core's workqueue and a wake-up, instead of
+    /// busy polling (CONN_POLL, the default, as perftest polls).
+    #[arg(long)]
+    pub events: bool,
 }
 
 /// `bench --op`.
@@ -265,6 +269,8 @@ pub enum BenchMode {
     Lat,
     /// Bandwidth.
     Bw,
+    /// WRITE latency as a ping-pong (RTT/2), as perftest's ib_write_lat.
+    Pingpong,
 }
 
 fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
@@ -278,6 +284,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         depth,
         json,
         samples_to,
+        events,
     } = args;
     let (op_code, atomic) = match op {
         BenchOp::Send => (abi::BENCH_SEND, false),
@@ -292,12 +299,16 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
     } else {
         0
     };
+    let flags = raw | if events { 0 } else { abi::CONN_POLL };
+    if mode == BenchMode::Pingpong && op != BenchOp::Write {
+        bail!("bench: --mode pingpong is for --op write");
+    }
     let mut b = abi::Bench {
         op: op_code,
-        mode: if mode == BenchMode::Lat {
-            abi::BENCH_LAT
-        } else {
-            abi::BENCH_BW
+        mode: match mode {
+            BenchMode::Lat => abi::BENCH_LAT,
+            BenchMode::Bw => abi::BENCH_BW,
+            BenchMode::Pingpong => abi::BENCH_PINGPONG,
         },
         size,
         iters,
@@ -305,8 +316,9 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         ..Default::default()
     };
     let mut samples = Vec::new();
+    let all = abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC;
     if let Some(addr) = listen {
-        dev.listen(addr, 0, 0, raw)?;
+        dev.listen(addr, 0, 0, flags)?;
         println!("listening");
         std::io::Write::flush(&mut std::io::stdout())?;
         dev.accept(60_000)?;
@@ -319,12 +331,15 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
             dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
         } else {
             let (addr, rkey, id) = dev
-                .expose(
-                    u64::from(size.max(8)),
-                    abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC,
-                )
+                .expose(u64::from(size.max(8)), all)
                 .context("IOCTL_EXPOSE")?;
             scenario::advertise(dev, addr, rkey, u64::from(size))?;
+            if mode == BenchMode::Pingpong {
+                let w = receive_advert(dev)?;
+                b.mode = abi::BENCH_RESPOND;
+                (b.remote_addr, b.rkey, b.window) = (w.addr, w.rkey, id);
+                dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
+            }
             let mut bye = [0u8; 16];
             scenario::Endpoint::recv_msg(dev, &mut bye)?;
             let mut v = [0u8; 8];
@@ -337,32 +352,38 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
     let Some(addr) = connect else {
         bail!("bench: give --connect or --listen");
     };
-    dev.connect(addr, 0, 0, 20_000, raw)?;
+    dev.connect(addr, 0, 0, 20_000, flags)?;
     if op != BenchOp::Send {
-        let mut a = [0u8; 16];
-        let n = scenario::Endpoint::recv_msg(dev, &mut a)?;
-        let w = ctl::Advert::decode(&a[..n]).context("bad advert")?;
+        let w = receive_advert(dev)?;
         b.remote_addr = w.addr;
         b.rkey = w.rkey;
+    }
+    if mode == BenchMode::Pingpong {
+        let (addr, rkey, id) = dev
+            .expose(u64::from(size.max(8)), abi::ACCESS_WRITE)
+            .context("IOCTL_EXPOSE")?;
+        scenario::advertise(dev, addr, rkey, u64::from(size))?;
+        b.window = id;
     }
     dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
     if op != BenchOp::Send {
         scenario::say_bye(dev)?;
     }
     let name = format!("{op:?}").to_lowercase();
-    if let (Some(path), BenchMode::Lat) = (samples_to, mode) {
+    let lat = mode != BenchMode::Bw;
+    if let (Some(path), true) = (samples_to, lat) {
         let text: String = samples
             .iter()
             .map(|ns| format!("{:.3}\n", *ns as f64 / 1000.0))
             .collect();
         std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
     }
-    if mode == BenchMode::Lat {
+    if lat {
         let l = bench::lat(&samples);
         if json {
             println!(
                 "{{\"op\":\"{name}\",\"mode\":\"lat\",\"bytes\":{size},\"iterations\":{iters},\"t_min\":{:.3},\"t_max\":{:.3},\"t_typical\":{:.3},\"t_avg\":{:.3},\"t_stdev\":{:.3},\"p99\":{:.3},\"p999\":{:.3},\"one_way\":{}}}",
-                l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999, op == BenchOp::Send
+                l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999, op == BenchOp::Send || mode == BenchMode::Pingpong
             );
         } else {
             print!("{}", bench::lat_table(size, iters, &l));
@@ -379,6 +400,13 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The window advert the peer sends first.
+fn receive_advert(dev: &KrustDev) -> Result<ctl::Advert> {
+    let mut a = [0u8; 16];
+    let n = scenario::Endpoint::recv_msg(dev, &mut a)?;
+    ctl::Advert::decode(&a[..n]).context("bad advert")
 }
 
 /// READ/atomic depths a side asks for (0 = the device's maximum).
