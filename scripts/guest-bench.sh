@@ -110,7 +110,7 @@ done
 profile() {
 	local name=$1 data=/tmp/perf-$1.data
 	shift
-	perf record -a -g -F 2000 -o "$data" >/dev/null 2>/tmp/perf-record.log &
+	perf record -a -F 2000 -o "$data" >/dev/null 2>/tmp/perf-record.log &
 	local rec=$!
 	sleep 1
 	J=/dev/null SAMPLES_DIR=/tmp "$@" >/dev/null
@@ -119,8 +119,12 @@ profile() {
 	[ -s "$data" ] || { echo "guest-bench: perf record $name: $(tail -1 /tmp/perf-record.log)" >&2; return; }
 	{
 		echo "# $name: $*"
-		perf report -i "$data" --stdio --no-children --sort comm,sym --percent-limit 1 \
-			-g none 2>/dev/null | grep -v '^$'
+		echo "# by task"
+		perf report -i "$data" --stdio --no-children --sort comm -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -12
+		echo "# by symbol"
+		perf report -i "$data" --stdio --no-children --sort sym -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -25
 	} >"$OUT/profile-$name.txt"
 }
 

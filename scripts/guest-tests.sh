@@ -31,6 +31,7 @@ ALL_TESTS=(
 	hotplug_second_device
 	remove_device_under_open_fd
 	kernel_to_kernel_sendrecv
+	polled_connection_sendrecv
 	ird_ord_negotiated
 	kernel_to_kernel_rdma_rw
 	kernel_to_kernel_atomics
@@ -276,6 +277,39 @@ test_kernel_to_kernel_sendrecv() {
 	wait "$ECHO_PID" || fail "kernel-echo failed: $(cat /tmp/echo.7471)"
 	grep -q '^6 message(s) echoed and verified$' <<<"$out" || fail "not all verified"
 	grep -q '^echoed 6 message(s)$' /tmp/echo.7471 || fail "echo side: $(cat /tmp/echo.7471)"
+}
+
+# Busy-polling connections (CONN_POLL) carry the same data: both ends
+# polled, then a polled end against one reaped by the workqueue. 2 MiB
+# messages and more fragments than receives make the credits come back
+# through completions that only a waiting thread reaps.
+test_polled_connection_sendrecv() {
+	ensure_loaded
+	local sizes=2097152,1,65536,1048576,2097152,12345,1048576 out port poll
+	for port in 7472 7473; do
+		poll=--poll
+		[ $port = 7473 ] && poll=
+		start_echo $port 7 $poll
+		out=$("$TOOL" kernel-ping --connect "$IP:$port" --poll --sizes $sizes 2>&1) ||
+			fail "kernel-ping --poll ($port): $out"
+		wait "$ECHO_PID" || fail "kernel-echo $poll: $(cat /tmp/echo.$port)"
+		grep -q '^7 message(s) echoed and verified$' <<<"$out" || fail "$out"
+		echo "  polled ping, echo ${poll:-with workqueue completions}: $sizes verified"
+	done
+	# A signal ends a polled wait too.
+	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:7474" --count 1 --poll >/tmp/pollsig.1 2>&1 &
+	local pid=$!
+	wait_for 10 grep -q '^listening' /tmp/pollsig.1 || fail "no listener"
+	"$TOOL" kernel-ping --connect "$IP:7474" --poll --hold-ms 30000 --sizes 8 >/tmp/pollsig.2 2>&1 &
+	local ping=$!
+	wait_for 10 grep -q '^conn:' /tmp/pollsig.1 || fail "no connection: $(cat /tmp/pollsig.1)"
+	sleep 0.3
+	kill -USR1 $pid
+	wait $pid && fail "polled recv was not interrupted"
+	kill $ping 2>/dev/null || true
+	wait $ping 2>/dev/null || true
+	grep -q 'IOCTL_RECV: Interrupted system call (os error 4)' /tmp/pollsig.1 || fail "$(cat /tmp/pollsig.1)"
+	echo "  polled recv: $(tail -1 /tmp/pollsig.1)"
 }
 
 # responder_resources / initiator_depth: what each side asked, what it got,

@@ -71,6 +71,9 @@ pub enum Cmd {
         /// Milliseconds to wait for the connection (messages wait 20 s).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
+        /// A busy-polling connection (CONN_POLL).
+        #[arg(long)]
+        poll: bool,
     },
     /// In-kernel active side: connect, send patterned messages, check echoes.
     KernelPing {
@@ -91,6 +94,9 @@ pub enum Cmd {
         /// Milliseconds for each step of connecting (messages wait 20 s).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
+        /// A busy-polling connection (CONN_POLL).
+        #[arg(long)]
+        poll: bool,
     },
     /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
     /// echo messages, or expose a window to them.
@@ -448,8 +454,9 @@ fn kernel_echo(
     count: u32,
     depth: Depth,
     timeout_ms: u32,
+    flags: u32,
 ) -> Result<()> {
-    dev.listen(listen, depth.resp, depth.init, 0)?;
+    dev.listen(listen, depth.resp, depth.init, flags)?;
     println!("listening");
     std::io::Write::flush(&mut std::io::stdout())?;
     let info = dev.accept(timeout_ms)?;
@@ -457,17 +464,15 @@ fn kernel_echo(
     scenario::echo(dev, count)
 }
 
+/// The pinging side, on a connected `dev`.
 fn kernel_ping(
     dev: &KrustDev,
-    connect: abi::Addr,
+    info: &abi::ConnInfo,
     hold_ms: u64,
     sizes: &[u64],
     seed: u64,
-    depth: Depth,
-    timeout_ms: u32,
 ) -> Result<()> {
-    let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, 0)?;
-    println!("{}", conn_line(&info));
+    println!("{}", conn_line(info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
     scenario::ping(dev, sizes, seed)?;
@@ -582,7 +587,18 @@ fn run(cli: Cli) -> Result<()> {
             count,
             depth,
             timeout_ms,
-        } => kernel_echo(&KrustDev::open(&cli.dev)?, listen, count, depth, timeout_ms),
+            poll,
+        } => {
+            let flags = if poll { abi::CONN_POLL } else { 0 };
+            kernel_echo(
+                &KrustDev::open(&cli.dev)?,
+                listen,
+                count,
+                depth,
+                timeout_ms,
+                flags,
+            )
+        }
         Cmd::KernelPing {
             connect,
             hold_ms,
@@ -590,9 +606,12 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             depth,
             timeout_ms,
+            poll,
         } => {
             let dev = KrustDev::open(&cli.dev)?;
-            kernel_ping(&dev, connect, hold_ms, &sizes, seed, depth, timeout_ms)
+            let flags = if poll { abi::CONN_POLL } else { 0 };
+            let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
+            kernel_ping(&dev, &info, hold_ms, &sizes, seed)
         }
         Cmd::KernelTarget {
             listen,
