@@ -38,8 +38,10 @@ ALL_TESTS=(
 	access_outside_window_is_contained
 	least_access_enforced
 	revoked_rkey_refused
+	stale_rkey_after_disconnect_refused
 	signal_interrupts_blocked_waits
 	device_removal_fails_waiters
+	device_deleted_mid_traffic
 	kernel_to_userspace_sendrecv
 	userspace_to_kernel_sendrecv
 	kernel_to_userspace_rdma
@@ -421,6 +423,25 @@ test_revoked_rkey_refused() {
 	echo "$out" | tail -1 | sed 's/^/  /'
 }
 
+# A window's key dies with its connection: once the target's fd is closed,
+# the key it advertised is refused on a new connection to a new target,
+# although the new window has the same address.
+test_stale_rkey_after_disconnect_refused() {
+	ensure_loaded
+	local out old new
+	start_target 7496 --len 4096 --access rw --fill 3
+	out=$(initiator 7496 --scenario rw --seed 3) || fail "first connection: $out"
+	wait "$TARGET_PID" || fail "target: $(cat /tmp/target.7496)"
+	old=$(sed -n 's/^window addr=\(0x[0-9a-f]*\) rkey=\(0x[0-9a-f]*\) .*/\1:\2/p' <<<"$out")
+	[ -n "$old" ] || fail "no key in: $out"
+	start_target 7497 --len 4096 --access rw --fill 4
+	out=$(initiator 7497 --scenario stale --stale-key "$old") || fail "stale key: $out"
+	wait "$TARGET_PID" || true # its connection broke with the refused READ
+	new=$(sed -n 's/^window addr=\(0x[0-9a-f]*\) rkey=\(0x[0-9a-f]*\) .*/\1:\2/p' <<<"$out")
+	grep -q '^read with a stale key refused' <<<"$out" || fail "$out"
+	echo "  old window $old, new $new: $(tail -1 <<<"$out")"
+}
+
 # A signal interrupts a blocked ACCEPT and a blocked RECV with EINTR.
 test_signal_interrupts_blocked_waits() {
 	ensure_loaded
@@ -475,6 +496,41 @@ test_device_removal_fails_waiters() {
 	grep -q 'No such device (os error 19)' /tmp/rm.1 || fail "waiter got: $(cat /tmp/rm.1)"
 	echo "  waiter: $(tail -1 /tmp/rm.1)"
 	expect_eq "$(klog | grep -c 'remove rxe4: 2 connection(s) torn down')" 1 "teardown message"
+}
+
+# The device is deleted while two kernel connections on it move 1 MiB
+# messages: both sides fail with a clear errno (ENODEV, or ECONNRESET for a
+# side that saw the flush first), both processes exit and close their
+# fds, the device goes promptly, and the module unloads clean later.
+test_device_deleted_mid_traffic() {
+	ensure_loaded
+	ip link add kv6 type veth peer name kv7 || fail "veth"
+	ip addr add 198.51.100.9/24 dev kv6
+	ip link set kv6 up && ip link set kv7 up
+	rxe_add rxe6 kv6
+	wait_for 10 listed rxe6 || fail "rxe6 not listed"
+	local sizes
+	sizes=$(printf '1048576,%.0s' $(seq 500))
+	"$TOOL" kernel-echo --listen 198.51.100.9:7512 --count 500 >/tmp/del.1 2>&1 &
+	local echo_pid=$!
+	wait_for 10 grep -q '^listening' /tmp/del.1 || fail "no listener"
+	"$TOOL" kernel-ping --connect 198.51.100.9:7512 --sizes "${sizes%,}" >/tmp/del.2 2>&1 &
+	local ping=$!
+	wait_for 30 grep -q '^ok 1048576 bytes' /tmp/del.2 || fail "no traffic: $(cat /tmp/del.2)"
+	timeout 20 rdma link delete rxe6 || fail "rdma link delete rxe6 failed or hung"
+	wait $ping && fail "kernel-ping finished although its device was deleted"
+	wait $echo_pid && fail "kernel-echo finished although its device was deleted"
+	ip link del kv6
+	local moved
+	moved=$(grep -c '^ok ' /tmp/del.2)
+	[ "$moved" -lt 500 ] || fail "all 500 messages went through"
+	tail -1 /tmp/del.2 | grep -qE 'No such device|Connection reset by peer' ||
+		fail "ping got: $(tail -1 /tmp/del.2)"
+	tail -1 /tmp/del.1 | grep -qE 'No such device|Connection reset by peer' ||
+		fail "echo got: $(tail -1 /tmp/del.1)"
+	echo "  after $moved messages: ping: $(tail -1 /tmp/del.2 | sed 's/.*: //'); echo: $(tail -1 /tmp/del.1 | sed 's/.*: //')"
+	expect_eq "$(klog | grep -c 'remove rxe6: [0-9]* connection(s) torn down')" 1 "teardown message"
+	not_listed rxe6 || fail "rxe6 still listed"
 }
 
 # start_serve PORT ARGS...: the userspace peer (librdmacm) in the background,

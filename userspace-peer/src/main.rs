@@ -215,6 +215,19 @@ pub struct InitiatorArgs {
     /// Fetch-and-adds in the atomic and fadd scenarios.
     #[arg(long, default_value_t = 10)]
     pub adds: u32,
+    /// The stale scenario: ADDR:RKEY of a window of an earlier connection
+    /// (as an earlier run printed it).
+    #[arg(long, value_parser = parse_key)]
+    pub stale_key: Option<(u64, u32)>,
+}
+
+/// `0xADDR:0xRKEY` (hex, with or without 0x).
+fn parse_key(s: &str) -> Result<(u64, u32), String> {
+    let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16);
+    let (a, k) = s.split_once(':').ok_or("expected ADDR:RKEY")?;
+    let a = hex(a).map_err(|e| format!("address: {e}"))?;
+    let k = hex(k).map_err(|e| format!("rkey: {e}"))?;
+    Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
 }
 
 /// The arguments of `rdma-krust bench`.
@@ -629,7 +642,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::KernelInitiator(a) => {
             let dev = KrustDev::open(&cli.dev)?;
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
-            scenario::initiator(&dev, a.scenario, a.seed, a.adds)
+            scenario::initiator(&dev, &a)
         }
         Cmd::Serve {
             listen,
@@ -654,7 +667,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Initiate(a) => {
             let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;
             println!("connected");
-            scenario::initiator(&peer, a.scenario, a.seed, a.adds)
+            scenario::initiator(&peer, &a)
         }
         Cmd::Rping {
             server,

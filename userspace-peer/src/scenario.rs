@@ -130,10 +130,14 @@ pub enum Scenario {
     /// Fetch-and-add 1, `adds` times, printing each value returned; for many
     /// initiators at once.
     Fadd,
+    /// READ with the key of a window of an earlier connection
+    /// (`--stale-key`) instead of the advertised one: refused.
+    Stale,
 }
 
 /// Runs `scenario` against the target at the other end of `ep`.
-pub fn initiator(ep: &dyn Endpoint, scenario: Scenario, seed: u64, adds: u32) -> Result<()> {
+pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
+    let (scenario, seed, adds) = (args.scenario, args.seed, args.adds);
     let mut b = [0u8; 16];
     let n = ep.recv_msg(&mut b)?;
     let w = Advert::decode(&b[..n]).context("bad advert")?;
@@ -199,6 +203,18 @@ pub fn initiator(ep: &dyn Endpoint, scenario: Scenario, seed: u64, adds: u32) ->
                     .context("FADD")?;
                 println!("fadd-old {old}");
             }
+        }
+        Scenario::Stale => {
+            let (addr, rkey) = args
+                .stale_key
+                .context("the stale scenario needs --stale-key")?;
+            let mut buf = vec![0u8; 8];
+            let got = expect_failure(
+                ep.rdma(addr, rkey, &mut buf, false),
+                "READ with a stale key",
+            )?;
+            println!("read with a stale key refused: {got}");
+            return Ok(());
         }
         Scenario::Revoke => {
             request(ep, ctl::REVOKE, 0)?;
