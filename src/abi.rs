@@ -17,8 +17,10 @@
 //!
 //! See `Documentation/ioctl-abi.rst`.
 
-/// Version of this ABI. Bumped on any incompatible change.
-pub const ABI_VERSION: u32 = 2;
+/// Version of this ABI, bumped whenever it changes (3: `CONN_POLL`,
+/// `BENCH_PINGPONG`, `Bench::window`). `IOCTL_VERSION` reports it, and
+/// `rdma-krust abi` checks it against its own.
+pub const ABI_VERSION: u32 = 3;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
