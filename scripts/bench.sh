@@ -10,7 +10,9 @@
 # plots/*.png. With --update-docs the plots and bench.jsonl also go to
 # Documentation/perf/.
 # Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
-# KRUST_BENCH_SWEEP_ITERS (passed to the guest), plus qemu-test.sh's.
+# KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
+# scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
+# KRUST_PROFILE=only scripts/qemu-test.sh --bench.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -86,6 +86,9 @@ fn latency(
         chart
             .configure_mesh()
             .x_desc("microseconds (log scale)")
+            // Label only 1, 2 and 5 times a power of ten: the other ticks
+            // of a log axis crowd into each other.
+            .x_label_formatter(&|v| log_label(*v))
             .y_desc("fraction of operations")
             .draw()?;
         let n = s.len() as f64;
@@ -153,6 +156,7 @@ fn bandwidth(all: &[serde_json::Value], out: &Path) -> Result<()> {
         chart
             .configure_mesh()
             .x_desc("message size, bytes (log scale)")
+            .x_label_formatter(&|v| log_label(*v))
             .y_desc("BW average, MB/sec (2^20)")
             .draw()?;
         for (data, color, name) in [
@@ -198,4 +202,26 @@ pub fn plot(dir: &Path, out: &Path) -> Result<Vec<String>> {
     bandwidth(&all, &f)?;
     written.push(f.display().to_string());
     Ok(written)
+}
+
+/// The label of a tick on a log axis: the value when it is 1, 2 or 5 times
+/// a power of ten (a tick is within 1 % of one), empty otherwise.
+fn log_label(v: f64) -> String {
+    if v <= 0.0 {
+        return String::new();
+    }
+    let p = 10f64.powf(v.log10().floor());
+    let m = v / p;
+    if [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|k| (m - k).abs() < 0.01 * k)
+    {
+        if v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    } else {
+        String::new()
+    }
 }
