@@ -10,12 +10,14 @@ mod addr;
 mod bench;
 mod ctl;
 mod errno;
+mod fuzz;
 mod kdev;
 mod pattern;
 #[cfg(feature = "plot")]
 mod plot;
 mod rping;
 mod scenario;
+mod stress;
 mod table;
 mod upeer;
 mod verbs;
@@ -198,6 +200,24 @@ pub enum Cmd {
     /// In-kernel initiator: connect to a target and run a scenario on its
     /// window.
     KernelInitiator(InitiatorArgs),
+    /// Fuzz the ioctls: real and random commands, bad and boundary
+    /// arguments, across several files, some of them connected.
+    Fuzz(fuzz::FuzzArgs),
+    /// Connect two files of the module, exchange a message, disconnect,
+    /// close; over and over.
+    Cycles(stress::CyclesArgs),
+    /// Many threads on several connections at once, mixing SEND/RECV, RDMA
+    /// and fetch-and-add; every message, byte and sum checked.
+    Stress(stress::StressArgs),
+    /// Block in one of the module's waits until a signal (SIGUSR1, with
+    /// --eintr-on-usr1) interrupts it; check EINTR and the file afterwards.
+    Block(stress::BlockArgs),
+    /// Two threads receive on one file at once while the peer sends a
+    /// two-fragment message and a small one; each must get a whole one.
+    RecvRace(stress::RaceArgs),
+    /// Two files that both SEND and never read: each SEND short of credits
+    /// must time out.
+    CreditLivelock(stress::LivelockArgs),
 }
 
 /// What an initiator (kernel or userspace) runs against a target.
@@ -702,6 +722,12 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", bench::report(&text)?);
             Ok(())
         }
+        Cmd::Fuzz(a) => fuzz::run(&cli.dev, a),
+        Cmd::Cycles(a) => stress::cycles(&cli.dev, &a),
+        Cmd::Stress(a) => stress::stress(&cli.dev, &a),
+        Cmd::Block(a) => stress::block(&cli.dev, &a, cli.eintr_on_usr1),
+        Cmd::RecvRace(a) => stress::recv_race(&cli.dev, &a),
+        Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;
