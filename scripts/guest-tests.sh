@@ -54,6 +54,8 @@ ALL_TESTS=(
 	connect_cycles_no_slab_growth
 	multi_fd_multi_thread_mixed
 	signal_interrupts_every_wait
+	concurrent_recv_whole_messages
+	send_timeout_holds_under_credit_exchange
 	peer_killed_mid_transfer
 )
 
@@ -927,11 +929,36 @@ test_signal_interrupts_every_wait() {
 	ensure_loaded
 	local c p port=7660
 	for p in "" --poll; do
-		for c in connect-resolve connect-establish send-credits rdma atomic bench; do
+		for c in connect-resolve connect-establish send-credits rdma atomic bench \
+			send-queued op-queued; do
 			port=$((port + 1))
 			sig_case $c $port $p
 		done
 	done
+}
+
+# Two threads receive on one file at once while the peer sends a
+# two-fragment message and a small one: each gets one whole message, never
+# a mix of two (the copy to user memory faults and sleeps on every page,
+# so the other receiver runs in the middle of a message).
+test_concurrent_recv_whole_messages() {
+	ensure_loaded
+	local out big
+	# The largest shared library of the (host's, read-only) root: LLVM's,
+	# which clang brings, is far more than the 2 MiB needed.
+	big=$(ls -S /usr/lib/x86_64-linux-gnu/*.so* | head -1)
+	out=$("$TOOL" recv-race --file "$big" --rounds 8 2>&1) || fail "recv-race: $out"
+	echo "$out" | tail -2 | sed 's/^/  /'
+}
+
+# Two files that both SEND and never read trade credit-only messages: a
+# SEND short of credits still ends with ETIMEDOUT at its timeout_ms.
+test_send_timeout_holds_under_credit_exchange() {
+	ensure_loaded
+	local out
+	out=$("$TOOL" credit-livelock 2>&1) || fail "credit-livelock: $out"
+	grep -c "SEND: ETIMEDOUT after" <<<"$out" | grep -qx 2 || fail "$out"
+	grep "ETIMEDOUT after" <<<"$out" | sed 's/^credit-livelock: /  /'
 }
 
 # --- runner ------------------------------------------------------------------

@@ -8,7 +8,7 @@
 //! runs, so a latency sample is post → completion handled, without the
 //! wake-up of the ioctl thread that follows.
 
-use super::{errno, timeout_of, Conn, Work};
+use super::{deadline, errno, timeout_of, Conn, Work, TURN_OP, TURN_RECV, TURN_SEND};
 use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
@@ -47,7 +47,10 @@ impl Conn {
         if send && b.size > abi::RECV_BUF_SIZE {
             return Err(errno::EMSGSIZE());
         }
-        let _one = self.op_lock.lock();
+        // The whole connection: SEND loops send and receive, and the
+        // one-sided loops must not interleave with other operations.
+        let timeout = timeout_of(b.timeout_ms);
+        let _turn = self.take_turns(TURN_SEND | TURN_RECV | TURN_OP, deadline(timeout))?;
         {
             let st = self.st.lock();
             Self::require_connected(&st)?;
@@ -61,7 +64,6 @@ impl Conn {
                 return Err(errno::EOPNOTSUPP());
             }
         }
-        let timeout = timeout_of(b.timeout_ms);
         let mut samples = KVec::new();
         if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) && b.samples != 0 {
             samples = KVec::with_capacity(b.iters as usize, GFP_KERNEL)?;

@@ -213,6 +213,8 @@ struct St {
     raw: bool,
     /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
     polled: bool,
+    /// The [`Turn`]s taken.
+    turns: u8,
 }
 
 /// The cm ids of the connection.
@@ -237,16 +239,49 @@ pub(crate) struct Conn {
     cv: CondVar,
     #[pin]
     ep: Mutex<Ep>,
-    /// Serializes whole messages of concurrent senders.
-    #[pin]
-    send_lock: Mutex<()>,
-    /// Serializes one-sided operations.
-    #[pin]
-    op_lock: Mutex<()>,
     /// Exposed windows.
     #[pin]
     windows: Mutex<KVec<Window>>,
     registry: Arc<Registry>,
+}
+
+/// What one caller at a time may do on a connection: send a whole message
+/// ([`TURN_SEND`]), receive one ([`TURN_RECV`]), or run a one-sided
+/// operation, a window change or a benchmark ([`TURN_OP`]). Unlike a mutex,
+/// waiting for a turn is interruptible and has a deadline.
+type Turns = u8;
+const TURN_SEND: Turns = 1;
+const TURN_RECV: Turns = 2;
+const TURN_OP: Turns = 4;
+
+/// Turns held; given back (and the next waiter woken) on drop.
+struct Turn<'a> {
+    conn: &'a Conn,
+    turns: Turns,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut st = self.conn.st.lock();
+        st.turns &= !self.turns;
+        self.conn.cv.notify_all();
+    }
+}
+
+/// The `ktime_get()` time (ns) `ms` milliseconds from now.
+fn deadline(ms: u32) -> i64 {
+    Ktime::ktime_get().to_ns() + i64::from(ms) * 1_000_000
+}
+
+/// Milliseconds left until `end` (rounded up); `ETIMEDOUT` once it passed.
+/// Loops that wait more than once wait against one deadline, so that an
+/// ioctl's `timeout_ms` bounds the whole call.
+fn ms_until(end: i64) -> Result<u32> {
+    let left = end - Ktime::ktime_get().to_ns();
+    if left <= 0 {
+        return Err(errno::ETIMEDOUT());
+    }
+    Ok(u32::try_from((left + 999_999) / 1_000_000).unwrap_or(u32::MAX))
 }
 
 fn timeout_of(ms: u32) -> u32 {
@@ -319,11 +354,10 @@ impl Conn {
                     device_index: None,
                     raw: false,
                     polled: false,
+                    turns: 0,
                 }),
                 cv <- new_condvar!(),
                 ep <- new_mutex!(Ep { listener: None, id: None }),
-                send_lock <- new_mutex!(()),
-                op_lock <- new_mutex!(()),
                 windows <- new_mutex!(windows),
                 registry,
             }),
@@ -415,6 +449,19 @@ impl Conn {
         self.cv.notify_all();
     }
 
+    /// Waits, interruptibly and until `end`, until none of `turns` is held,
+    /// then takes them all.
+    fn take_turns(&self, turns: Turns, end: i64) -> Result<Turn<'_>> {
+        self.wait(ms_until(end)?, |st| {
+            if st.turns & turns != 0 {
+                return None;
+            }
+            st.turns |= turns;
+            Some(Ok(()))
+        })?;
+        Ok(Turn { conn: self, turns })
+    }
+
     /// `IOCTL_CONN_INFO`.
     pub(crate) fn info(&self) -> abi::ConnInfo {
         let st = self.st.lock();
@@ -448,6 +495,10 @@ impl Conn {
         if let Err(e) = r {
             let mut st = self.st.lock();
             self.close_locked(&mut st, e);
+            // The connect's own error, not what tearing down its QP caused
+            // (its flushed receives may have closed the connection first).
+            st.error = Some(e);
+            st.info.error = (-e.to_errno()) as u32;
         }
         r.map(|()| self.info())
     }
@@ -772,21 +823,22 @@ impl Conn {
         let len = x.len as usize;
         let frags = len.div_ceil(FRAG).max(1);
         let timeout = timeout_of(x.timeout_ms);
-        let _whole = self.send_lock.lock();
+        let end = deadline(timeout);
+        let _turn = self.take_turns(TURN_SEND, end)?;
         let raw = {
             let st = self.st.lock();
             Self::require_connected(&st)?;
             st.raw
         };
         if raw {
-            return self.send_raw(x, timeout);
+            return self.send_raw(x, ms_until(end)?);
         }
 
         // Take every credit the message needs before sending any fragment,
         // so a signal or timeout never leaves half a message on the wire.
         loop {
             self.pump()?;
-            let got = self.wait(timeout, |st| {
+            let got = self.wait(ms_until(end)?, |st| {
                 if let Err(e) = Self::require_connected(st) {
                     return Some(Err(e));
                 }
@@ -947,15 +999,17 @@ impl Conn {
         if x.flags != 0 {
             return Err(EINVAL);
         }
-        let timeout = timeout_of(x.timeout_ms);
+        let end = deadline(timeout_of(x.timeout_ms));
+        // One receiver at a time takes fragments off the queue.
+        let _turn = self.take_turns(TURN_RECV, end)?;
         if self.st.lock().raw {
-            return self.recv_raw(x, timeout);
+            return self.recv_raw(x, ms_until(end)?);
         }
         // Wait until a whole message is here; nothing is taken before that,
         // so a signal or a timeout leaves the queue as it was.
         let msg_len = loop {
             self.pump()?;
-            let r = self.wait(timeout, |st| {
+            let r = self.wait(ms_until(end)?, |st| {
                 if let Some(f) = st.rx.front() {
                     let msg_len = f.hdr.msg_len as usize;
                     let frags = msg_len.div_ceil(FRAG).max(1);
@@ -1104,7 +1158,7 @@ impl Conn {
         if r.len == 0 || r.len > abi::MAX_MSG_SIZE {
             return Err(EINVAL);
         }
-        let _one = self.op_lock.lock();
+        let _turn = self.take_turns(TURN_OP, deadline(timeout_of(r.timeout_ms)))?;
         self.require_initiator(!write)?;
         let dev = self.op_device()?;
         let len = r.len as usize;
@@ -1163,7 +1217,7 @@ impl Conn {
             },
             _ => return Err(EINVAL),
         };
-        let _one = self.op_lock.lock();
+        let _turn = self.take_turns(TURN_OP, deadline(timeout_of(a.timeout_ms)))?;
         self.require_initiator(true)?;
         let buf = DeviceBuf::alloc(&self.op_device()?, 8, Direction::FromDevice)?;
         let mut steps = KVec::new();
@@ -1201,7 +1255,7 @@ impl Conn {
         if e.access & abi::ACCESS_ATOMIC != 0 {
             access = access.union(Access::REMOTE_ATOMIC);
         }
-        let _one = self.op_lock.lock();
+        let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
         Self::require_connected(&self.st.lock())?;
         let len = e.len as usize;
         let (dev, pd) = {
@@ -1248,7 +1302,7 @@ impl Conn {
 
     /// `IOCTL_REVOKE`: invalidate the key, then free the window.
     pub(crate) fn revoke(self: &Arc<Self>, id: u32) -> Result {
-        let _one = self.op_lock.lock();
+        let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
         let mr = {
             let windows = self.windows.lock();
             let w = windows

@@ -1021,12 +1021,10 @@ pub enum BlockCase {
     /// IOCTL_BENCH as SEND responder, with nothing sent to it.
     Bench,
     /// SEND queued behind another thread's SEND that waits 10 s for
-    /// credits. Fails today: the module takes its send lock
-    /// uninterruptibly, so the signal ends nothing until that wait does.
+    /// credits: the wait for the connection's send turn.
     SendQueued,
     /// RDMA WRITE queued behind another thread's IOCTL_BENCH that waits
-    /// 10 s. Fails today, as `send-queued`, on the one-sided operations'
-    /// lock.
+    /// 10 s: the wait for the one-sided operations' turn.
     OpQueued,
 }
 
@@ -1364,16 +1362,9 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
                 sig.blocked(&case, || connect_io(&dev, dst, to, poll))?,
             )?;
             // A failed CONNECT closes the file; it is not reused. Its
-            // ConnInfo.error should be the CONNECT's errno; once the QP
-            // exists (connect-establish), the receives its teardown flushes
-            // close the file with ECONNRESET first (reported as a module
-            // bug), so that is accepted too, and said.
-            let also = if a.case == BlockCase::ConnectEstablish {
-                libc::ECONNRESET as u32
-            } else {
-                libc::EINTR as u32
-            };
-            expect_state(&dev, abi::state::CLOSED, &[libc::EINTR as u32, also])?;
+            // ConnInfo.error is the CONNECT's errno, also once the QP
+            // exists (connect-establish), whose teardown flushes receives.
+            expect_state(&dev, abi::state::CLOSED, &[libc::EINTR as u32])?;
             let e = expect_err(
                 "second CONNECT",
                 connect_io(&dev, dst, to, poll),
