@@ -361,14 +361,16 @@ impl Conn {
         tag: u8,
         timeout: u32,
     ) -> Result<i64> {
-        let deadline = Ktime::ktime_get().to_ns() + i64::from(timeout) * 1_000_000;
+        // Jiffies for the deadline: ktime_get() is read only once the tag
+        // is there (under TCG each read is an exit to QEMU's HPET).
+        let start = misc::jiffies();
+        let limit = kernel::time::msecs_to_jiffies(timeout);
         loop {
             let cpu = win.take().ok_or(EIO)?.into_cpu();
             let seen = cpu.get(at).copied();
             *win = Some(cpu.into_device());
-            let now = Ktime::ktime_get().to_ns();
             if seen == Some(tag) {
-                return Ok(now);
+                return Ok(Ktime::ktime_get().to_ns());
             }
             {
                 let st = self.st.lock();
@@ -377,7 +379,7 @@ impl Conn {
                     return Err(e);
                 }
             }
-            if now >= deadline {
+            if misc::jiffies().wrapping_sub(start) >= limit {
                 return Err(errno::ETIMEDOUT());
             }
             if kernel::current!().signal_pending() {

@@ -395,23 +395,25 @@ impl Conn {
         ms: u32,
         mut f: impl FnMut(&mut St) -> Option<Result<T>>,
     ) -> Result<T> {
-        let now = || Ktime::ktime_get().to_ns();
-        let deadline = now() + i64::from(ms) * 1_000_000;
-        let spin_ns = i64::from(abi::POLL_SPIN_US) * 1000;
-        let mut last_seen = now();
+        // Jiffies, not ktime: this runs on every pass of the loop, and
+        // ktime_get() reads the clocksource (the emulated HPET under TCG).
+        let start = misc::jiffies();
+        let timeout = msecs_to_jiffies(ms);
+        let spin = msecs_to_jiffies(abi::POLL_SPIN_US.div_ceil(1000)).max(1);
+        let mut last_seen = start;
         loop {
             let reaped = self.reap();
             let mut st = self.st.lock();
             if let Some(r) = f(&mut st) {
                 return r;
             }
-            let t = now();
-            if t >= deadline {
+            let now = misc::jiffies();
+            if now.wrapping_sub(start) >= timeout {
                 return Err(errno::ETIMEDOUT());
             }
             if reaped > 0 {
-                last_seen = t;
-            } else if t - last_seen > spin_ns {
+                last_seen = now;
+            } else if now.wrapping_sub(last_seen) > spin {
                 if let CondVarTimeoutResult::Signal { .. } =
                     self.cv.wait_interruptible_timeout(&mut st, 1)
                 {

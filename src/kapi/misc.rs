@@ -199,3 +199,12 @@ pub(crate) fn yield_now() {
     // belongs in process context (`might_sleep()` checks that).
     unsafe { bindings::rkrust_yield() };
 }
+
+/// The `jiffies` counter: a plain memory read, unlike `ktime_get()`, which
+/// under TCG reads the emulated HPET (an exit to QEMU each time). For loops
+/// that check a deadline on every pass.
+pub(crate) fn jiffies() -> kernel::time::Jiffies {
+    // SAFETY: `jiffies` is a valid, always-mapped kernel variable; the timer
+    // interrupt updates it, hence the volatile read.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!(bindings::jiffies)) }
+}
