@@ -305,19 +305,8 @@ test_polled_connection_sendrecv() {
 		echo "  polled ping, echo ${poll:-with workqueue completions}: $sizes verified"
 	done
 	# A signal ends a polled wait too.
-	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:7474" --count 1 --poll >/tmp/pollsig.1 2>&1 &
-	local pid=$!
-	wait_for 10 grep -q '^listening' /tmp/pollsig.1 || fail "no listener"
-	"$TOOL" kernel-ping --connect "$IP:7474" --poll --hold-ms 30000 --sizes 8 >/tmp/pollsig.2 2>&1 &
-	local ping=$!
-	wait_for 10 grep -q '^conn:' /tmp/pollsig.1 || fail "no connection: $(cat /tmp/pollsig.1)"
-	sleep 0.3
-	kill -USR1 $pid
-	wait $pid && fail "polled recv was not interrupted"
-	kill $ping 2>/dev/null || true
-	wait $ping 2>/dev/null || true
-	grep -q 'IOCTL_RECV: Interrupted system call (os error 4)' /tmp/pollsig.1 || fail "$(cat /tmp/pollsig.1)"
-	echo "  polled recv: $(tail -1 /tmp/pollsig.1)"
+	interrupted_recv 7474 --poll
+	echo "  polled recv: $INTR_LINE"
 }
 
 # responder_resources / initiator_depth: what each side asked, what it got,
@@ -462,20 +451,31 @@ test_signal_interrupts_blocked_waits() {
 	grep -q 'IOCTL_ACCEPT: Interrupted system call (os error 4)' /tmp/eintr.1 || fail "$(cat /tmp/eintr.1)"
 	echo "  accept: $(tail -1 /tmp/eintr.1)"
 
-	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:7501" --count 1 --timeout-ms 60000 \
-		>/tmp/eintr.2 2>&1 &
-	pid=$!
-	wait_for 10 grep -q '^listening' /tmp/eintr.2 || fail "no listener"
-	"$TOOL" kernel-ping --connect "$IP:7501" --hold-ms 30000 --sizes 8 >/tmp/eintr.3 2>&1 &
+	interrupted_recv 7501
+	echo "  recv: $INTR_LINE"
+}
+
+# interrupted_recv PORT [--poll]: a kernel-echo blocked in RECV (its peer
+# holds still) gets SIGUSR1 and must fail with EINTR; its last line goes to
+# INTR_LINE. Not for a command substitution, where a failure would not stop
+# the test.
+interrupted_recv() {
+	local port=$1 log=/tmp/intr.$1
+	shift
+	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:$port" --count 1 --timeout-ms 60000 "$@" \
+		>$log.echo 2>&1 &
+	local pid=$!
+	wait_for 10 grep -q '^listening' $log.echo || fail "no listener"
+	"$TOOL" kernel-ping --connect "$IP:$port" --hold-ms 30000 --sizes 8 "$@" >$log.ping 2>&1 &
 	local ping=$!
-	wait_for 10 grep -q '^conn:' /tmp/eintr.2 || fail "no connection"
+	wait_for 10 grep -q '^conn:' $log.echo || fail "no connection: $(cat $log.echo)"
 	sleep 0.3
 	kill -USR1 $pid
 	wait $pid && fail "recv was not interrupted"
 	kill $ping 2>/dev/null || true
 	wait $ping 2>/dev/null || true
-	grep -q 'Interrupted system call (os error 4)' /tmp/eintr.2 || fail "$(cat /tmp/eintr.2)"
-	echo "  recv: $(tail -1 /tmp/eintr.2)"
+	grep -q 'IOCTL_RECV: Interrupted system call (os error 4)' $log.echo || fail "$(cat $log.echo)"
+	INTR_LINE=$(tail -1 $log.echo)
 }
 
 # A device leaves while a connection on it waits: the waiter fails with
