@@ -130,7 +130,7 @@ impl Conn {
         op: SendOp,
     ) -> Result {
         let ep = self.ep.lock();
-        let qp = ep.qp().ok_or(errno::ENOTCONN())?;
+        let qp = ep.qp().ok_or_else(|| self.no_qp())?;
         let w = Work::Op {
             gen,
             idx,

@@ -438,6 +438,18 @@ impl Conn {
         ep.qp().map_or(0, |qp| qp.reap(POLL_BUDGET).unwrap_or(0))
     }
 
+    /// The error of an operation that found no QP: the connection's closing
+    /// errno if it was closed (the QP goes away after the state says so),
+    /// `ENOTCONN` if it never connected. Takes `st`, so it may be called
+    /// with `ep` held, not with `st`.
+    fn no_qp(&self) -> Error {
+        let st = self.st.lock();
+        match st.state {
+            abi::state::CLOSED => Self::closed_error(&st),
+            _ => errno::ENOTCONN(),
+        }
+    }
+
     fn closed_error(st: &St) -> Error {
         st.error.unwrap_or(errno::ENOTCONN())
     }
@@ -727,14 +739,15 @@ impl Conn {
     /// Tears everything down: called when the file is released and when the
     /// connection's device goes away. Waiters get `err`.
     pub(crate) fn shutdown(&self, err: Error) {
-        let (listener, id) = {
-            let mut ep = self.ep.lock();
-            (ep.listener.take(), ep.id.take())
-        };
+        // Closed first, so that a caller who then finds no QP reports `err`.
         {
             let mut st = self.st.lock();
             self.close_locked(&mut st, err);
         }
+        let (listener, id) = {
+            let mut ep = self.ep.lock();
+            (ep.listener.take(), ep.id.take())
+        };
         // Outside the locks: these wait for running handlers and drain the QP
         // (whose completions take `st`).
         drop(listener);
@@ -768,7 +781,7 @@ impl Conn {
     fn pump(self: &Arc<Self>) -> Result {
         let ep = self.ep.lock();
         let Some(qp) = ep.qp() else {
-            return Err(errno::ENOTCONN());
+            return Err(self.no_qp());
         };
         loop {
             let buf = self.st.lock().repost.pop();
@@ -925,7 +938,7 @@ impl Conn {
                 Some(qp) => qp
                     .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send, true)
                     .map_err(|(e, _)| e),
-                None => Err(errno::ENOTCONN()),
+                None => Err(self.no_qp()),
             }
         };
         if let Err(e) = r {
@@ -986,7 +999,7 @@ impl Conn {
                     true,
                 )
                 .map_err(|(e, _)| e),
-            None => Err(errno::ENOTCONN()),
+            None => Err(self.no_qp()),
         };
         if r.is_err() {
             let mut st = self.st.lock();
@@ -1084,7 +1097,7 @@ impl Conn {
             let qp = ep.qp();
             for (idx, step) in steps.into_iter().enumerate() {
                 let Some(qp) = qp else {
-                    result = Err(errno::ENOTCONN());
+                    result = Err(self.no_qp());
                     break;
                 };
                 let r = match step {
@@ -1151,7 +1164,7 @@ impl Conn {
 
     fn op_device(&self) -> Result<DeviceRef> {
         let ep = self.ep.lock();
-        let qp = ep.qp().ok_or(errno::ENOTCONN())?;
+        let qp = ep.qp().ok_or_else(|| self.no_qp())?;
         Ok(qp.pd().device().clone())
     }
 
@@ -1262,7 +1275,7 @@ impl Conn {
         let len = e.len as usize;
         let (dev, pd) = {
             let ep = self.ep.lock();
-            let qp = ep.qp().ok_or(errno::ENOTCONN())?;
+            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
             (qp.pd().device().clone(), qp.pd().clone())
         };
         let id = {
