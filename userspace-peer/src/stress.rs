@@ -34,7 +34,6 @@ use crate::pattern;
 use anyhow::{bail, Context, Result};
 use rdma_sys::*;
 use std::collections::HashSet;
-use std::ffi::CString;
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
 use std::ptr::null_mut;
@@ -1194,20 +1193,7 @@ struct UEp {
 
 impl UEp {
     fn new(addr: &abi::Addr, passive: bool) -> Result<Self> {
-        let ip = Ipv4Addr::from([addr.addr[0], addr.addr[1], addr.addr[2], addr.addr[3]]);
-        let host = CString::new(ip.to_string())?;
-        let port = CString::new(addr.port.to_string())?;
-        // SAFETY: zero is a valid `rdma_addrinfo` hint.
-        let mut hints: rdma_addrinfo = unsafe { std::mem::zeroed() };
-        hints.ai_port_space = rdma_port_space::RDMA_PS_TCP as i32;
-        if passive {
-            hints.ai_flags = RAI_PASSIVE as i32;
-        }
-        let mut res = null_mut();
-        // SAFETY: the strings and hints are valid for the call.
-        if unsafe { rdma_getaddrinfo(host.as_ptr(), port.as_ptr(), &hints, &mut res) } != 0 {
-            return Err(io::Error::last_os_error()).context("rdma_getaddrinfo");
-        }
+        let res = crate::upeer::getaddrinfo(addr, passive)?;
         // SAFETY: zero is a valid `ibv_qp_init_attr`.
         let mut qa: ibv_qp_init_attr = unsafe { std::mem::zeroed() };
         qa.cap.max_send_wr = 16;

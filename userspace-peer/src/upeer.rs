@@ -116,7 +116,8 @@ fn qp_attr() -> ibv_qp_init_attr {
     a
 }
 
-fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
+/// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it.
+pub(crate) fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
     let ip = match addr.family {
         abi::AF_INET => {
             std::net::IpAddr::from([addr.addr[0], addr.addr[1], addr.addr[2], addr.addr[3]])
