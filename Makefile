@@ -7,7 +7,8 @@
 #                           (and on the debug kernel when it is cached)
 #   make test-debug         the guest suite on the debug kernel
 #   make bench              perftest and the module side by side
-#   make demo               boot the guest and print the device table
+#   make demo               boot the guest: device tables from both views, then
+#                           one of each operation against the userspace peer
 #   make clean
 #
 # KDIR defaults to the project's cached kernel (scripts/build-kernel.sh),
@@ -26,10 +27,16 @@ all: modules
 ifeq ($(KDIR),$(CACHED_KDIR))
 KERNEL_DEP := $(KDIR)/.krust-built
 $(KERNEL_DEP):
+	scripts/setup.sh
 	scripts/build-kernel.sh
 endif
 
-modules rust-analyzer: $(KERNEL_DEP)
+modules: $(KERNEL_DEP)
+	$(MAKE) -C $(KDIR) M=$(ROOT) $@
+
+# The module build generates bindings/bindings_generated.rs, which the
+# crate includes: editors need it as much as rustc does.
+rust-analyzer: modules
 	$(MAKE) -C $(KDIR) M=$(ROOT) $@
 
 clean:

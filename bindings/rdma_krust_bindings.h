@@ -10,6 +10,7 @@
 #include <linux/miscdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/ib_cm.h>
 
 #include "helpers.h"
 

@@ -6,10 +6,12 @@
 # outside the repository.
 #
 # The cache key covers everything that changes the result: the kernel source
-# package version, the config fragment(s), kernel/patches/*, this script and
-# the toolchain versions (rustc, clang, bindgen), and BUILD_RECIPE below,
-# which is bumped whenever the way this script builds changes. A rerun with the same key
-# reuses the build; any change rebuilds into a new directory.
+# package version, the config fragment(s), kernel/patches/*, the toolchain
+# versions (rustc, clang, bindgen), and BUILD_RECIPE below, which stands for
+# this script: it is bumped whenever the way the script builds changes (edits
+# that do not change the build, such as comments, keep the cache). A rerun
+# with the same key reuses the build; any change rebuilds into a new
+# directory.
 #
 #   scripts/build-kernel.sh                 build (or reuse) the main kernel
 #   scripts/build-kernel.sh --print-kdir    print the build directory only

@@ -8,14 +8,17 @@
 #   scripts/qemu-test.sh                 all guest tests
 #   scripts/qemu-test.sh NAME [NAME...]  only these tests (see --list)
 #   scripts/qemu-test.sh --list          list the tests
-#   scripts/qemu-test.sh --demo          print the device table from both views
+#   scripts/qemu-test.sh --demo          the demo: device tables from both views,
+#                                        one of each operation, validated
 #   scripts/qemu-test.sh --kvm ...       use KVM instead of TCG
 #
 # It installs (scripts/setup.sh) and builds (kernel, module, userspace tool)
 # whatever is missing first, so it works on a fresh Debian 12 machine.
 #
 # The run fails on any failed test and on any WARNING, BUG, Oops, KASAN or
-# lockdep report in the guest's dmesg. The last line is "N passed, N failed".
+# lockdep report in the guest's dmesg, from boot (test boot_clean) to after
+# the last test (quiet_after_suite). The last line is "N passed, N failed",
+# also when setup, a build or the boot fails.
 # The guest console and dmesg are kept in a log directory, printed on failure.
 #
 # Environment: KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
@@ -35,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
-		sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -55,6 +58,8 @@ if [ ${#tests[@]} -gt 0 ]; then
 fi
 
 # --- install and build what is missing ----------------------------------------
+# A failure here still ends with the verdict line, so it is counted.
+trap 'echo "qemu-test: setup or build failed: $BASH_COMMAND" >&2; echo "0 passed, 1 failed"' ERR
 bash "$ROOT/scripts/setup.sh"
 KDIR=$(KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh" --print-kdir)
 KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh"
@@ -62,7 +67,8 @@ make -s -C "$ROOT" KDIR="$KDIR" modules >/dev/null
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet)
 
 BZIMAGE="$KDIR/arch/x86/boot/bzImage"
-[ -f "$BZIMAGE" ] || { echo "qemu-test: no $BZIMAGE" >&2; exit 1; }
+[ -f "$BZIMAGE" ] || { echo "qemu-test: no $BZIMAGE" >&2; echo "0 passed, 1 failed"; exit 1; }
+trap - ERR
 
 # --- boot --------------------------------------------------------------------
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-run.XXXXXX)}

@@ -15,7 +15,7 @@ PKGS=(
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest linux-perf
 	libibverbs-dev librdmacm-dev
-	fonts-dejavu-core
+	fonts-dejavu-core python3
 )
 
 SUDO=""
@@ -34,12 +34,22 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 export PATH="$HOME/.cargo/bin:$PATH"
-command -v rustup >/dev/null || { echo "setup: rustup not found" >&2; exit 1; }
+# Debian 12 packages no rustup; it is the one prerequisite (README).
+command -v rustup >/dev/null || {
+	echo "setup: rustup not found; install it first: https://rustup.rs" \
+		"(curl --proto '=https' -sSf https://sh.rustup.rs | sh)" >&2
+	exit 1
+}
 
-if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-	echo "setup: rustup component add rust-src"
-	rustup component add rust-src
-fi
+# rust-src for the kernel's Rust build; rustfmt and clippy for make test's
+# lints (a "minimal" rustup profile has neither).
+installed=$(rustup component list --installed 2>/dev/null)
+for c in rust-src rustfmt clippy; do
+	if ! grep -q "^$c" <<<"$installed"; then
+		echo "setup: rustup component add $c"
+		rustup component add "$c"
+	fi
+done
 
 if ! command -v bindgen >/dev/null; then
 	echo "setup: cargo install bindgen-cli (a few minutes)"

@@ -525,6 +525,19 @@ pub const RECV_BUF_SIZE: u32 = 64 * 1024;
 /// protocol.
 pub const WIRE_HDR_SIZE: u32 = 16;
 
+/// Fragments of the largest message: a SEND of it needs one credit more.
+pub const MAX_MSG_FRAGS: u32 = (MAX_MSG_SIZE as u32).div_ceil(RECV_BUF_SIZE - WIRE_HDR_SIZE);
+
+/// A side returns credits in a credit-only message once this many reposted
+/// receives wait to be granted (or at once when the peer says LOW). It is
+/// the most a sender blocked on the largest message can leave ungranted:
+/// once the receiver has consumed everything, a blocked sender holds at most
+/// [`MAX_MSG_FRAGS`] credits, so at least this many wait, and go back. Part
+/// of the wire protocol (`Documentation/flow-control.rst`).
+pub const GRANT_BATCH: u32 = RECV_DEPTH - MAX_MSG_FRAGS;
+
+const _: () = assert!(MAX_MSG_FRAGS < RECV_DEPTH && GRANT_BATCH >= 1);
+
 /// Wire-header flag: first fragment of a message.
 pub const WIRE_FIRST: u8 = 1;
 /// Wire-header flag: last fragment of a message.

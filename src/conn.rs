@@ -605,10 +605,20 @@ impl Conn {
         Ok(())
     }
 
+    /// Registers as a user of `dev`, so that its removal tears this file's
+    /// ids down first. Once per device: a listener bound to the device's
+    /// address is attached already when its connection is set up.
     fn attach(self: &Arc<Self>, dev: &DeviceRef) -> Result {
         let index = dev.index();
+        let old = self.st.lock().device_index;
+        if old == Some(index) {
+            return Ok(());
+        }
         self.registry.attach(index, self.key(), self.clone())?;
         self.st.lock().device_index = Some(index);
+        if let Some(old) = old {
+            self.registry.detach(old, self.key());
+        }
         Ok(())
     }
 
@@ -628,16 +638,29 @@ impl Conn {
             id.listen(&addr, 4)?;
             Ok(id)
         });
-        match listener {
-            Ok(l) => {
-                self.ep.lock().listener = Some(l);
-                Ok(())
-            }
+        let l = match listener {
+            Ok(l) => l,
             Err(e) => {
                 self.st.lock().state = abi::state::IDLE;
-                Err(e)
+                return Err(e);
+            }
+        };
+        // Bound to one device's address, the listener is on that device:
+        // rdma_cm's removal of the device waits until the id is destroyed,
+        // so the device's removal must tear it down like a connection. (A
+        // wildcard listener is on no device; rdma_cm handles its per-device
+        // children itself.)
+        let dev = l.device();
+        self.ep.lock().listener = Some(l);
+        if let Some(dev) = dev {
+            if let Err(e) = self.attach(&dev) {
+                let l = self.ep.lock().listener.take();
+                drop(l);
+                self.st.lock().state = abi::state::IDLE;
+                return Err(e);
             }
         }
+        Ok(())
     }
 
     /// `IOCTL_ACCEPT`: wait for the listened-for connection.
@@ -687,6 +710,11 @@ impl Conn {
         };
         let r = hid.adopt().and_then(|mut child| {
             let r = self.accept_child(hid, &mut child, ev, caps);
+            if r.is_err() {
+                // Best effort: the peer then fails at once with
+                // ECONNREFUSED instead of waiting for its timeout.
+                let _ = hid.reject();
+            }
             // Kept even on failure: it must not be destroyed in its own
             // handler; closing the fd destroys it.
             self.ep.lock().id = Some(child);
@@ -744,17 +772,22 @@ impl Conn {
             let mut st = self.st.lock();
             self.close_locked(&mut st, err);
         }
-        let (listener, id) = {
+        let (listener, mut id) = {
             let mut ep = self.ep.lock();
             (ep.listener.take(), ep.id.take())
         };
         // Outside the locks: these wait for running handlers and drain the QP
-        // (whose completions take `st`).
+        // (whose completions take `st`). nvme-rdma's order: disconnect,
+        // drain, destroy the QP and CQ; then the windows' MRs, the PD (with
+        // the last of them), and the id.
         drop(listener);
-        drop(id);
+        if let Some(id) = id.as_mut() {
+            id.close_qp();
+        }
         // With the QP gone no peer can reach a window: now they can go.
         let windows = core::mem::replace(&mut *self.windows.lock(), KVec::new());
         drop(windows);
+        drop(id);
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {
             self.registry.detach(index, self.key());
@@ -793,7 +826,7 @@ impl Conn {
             let mut st = self.st.lock();
             let due = !st.raw
                 && st.pending_grant > 0
-                && (st.peer_low || st.pending_grant >= RECV_DEPTH / 2)
+                && (st.peer_low || st.pending_grant >= abi::GRANT_BATCH)
                 && st.credits >= 1;
             if !due {
                 return Ok(());

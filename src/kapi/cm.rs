@@ -257,7 +257,14 @@ impl<H: CmHandler> CmId<H> {
         }
         let dev = self.device().ok_or(ENODEV)?;
         let pd = Arc::new(Pd::new(&dev)?, GFP_KERNEL)?;
-        let cq = Cq::new(&dev, caps.send_wr + caps.recv_wr, caps.reaping)?;
+        // Room for every request of both queues, plus the two completions
+        // of `ib_drain_qp()`'s markers (see `Qp::create`).
+        let depth = caps
+            .send_wr
+            .checked_add(caps.recv_wr)
+            .and_then(|d| d.checked_add(2))
+            .ok_or(EINVAL)?;
+        let cq = Cq::new(&dev, depth, caps.reaping)?;
         // SAFETY: the id is live and bound to `dev`; the QP is dropped before
         // the id (see `Drop`).
         let qp = unsafe { Qp::create(self.id, pd, cq, caps) }?;
@@ -282,12 +289,27 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: the id is live (type invariant).
         to_result(unsafe { bindings::rdma_disconnect(self.id.as_ptr()) })
     }
+
+    /// Ends the connection in nvme-rdma's order, up to the id: disconnect
+    /// (the QP goes to the error state and the peer is told), drain, destroy
+    /// the QP, free its CQ. The PD goes with the last memory region that
+    /// holds it, so regions dropped after this and before the id go in the
+    /// right order: MRs, PD, id. Idempotent; an id without a QP is left as
+    /// it is.
+    pub(crate) fn close_qp(&mut self) {
+        if let Some(qp) = self.qp.take() {
+            // An id that never connected, or was disconnected already,
+            // refuses: there is nothing to tell the peer then.
+            let _ = self.disconnect();
+            drop(qp);
+        }
+    }
 }
 
 impl<H: CmHandler> Drop for CmId<H> {
     fn drop(&mut self) {
-        // The QP first: drained, destroyed, its CQ and PD freed.
-        drop(self.qp.take());
+        // The connection first: disconnected, drained, QP and CQ destroyed.
+        self.close_qp();
         // SAFETY: the id is live (type invariant). This waits for running
         // handlers, after which none runs again.
         let ctx = unsafe {
@@ -302,6 +324,14 @@ impl<H: CmHandler> Drop for CmId<H> {
 }
 
 /// The id an event is for, valid only inside the handler.
+///
+/// # Invariants
+///
+/// `id` is the live id rdma_cm passed to the running handler, whose handler
+/// mutex rdma_cm holds for as long as this object exists (the lifetime `'a`
+/// ends with the handler call). `request` tells whether the event is a
+/// connection request, in which case `id` is the new child and `adopted`
+/// whether a [`CmId`] now owns it.
 pub(crate) struct HandlerId<'a, H: CmHandler + ?Sized> {
     id: NonNull<bindings::rdma_cm_id>,
     request: bool,
@@ -335,6 +365,23 @@ impl<H: CmHandler> HandlerId<'_, H> {
             id: self.id,
             qp: None,
             _handler: PhantomData,
+        })
+    }
+
+    /// Rejects the connection request (passive side), on an adopted id whose
+    /// setup failed: the peer learns at once, not at its own timeout.
+    pub(crate) fn reject(&self) -> Result {
+        if !self.request || !self.adopted.get() {
+            return Err(EINVAL);
+        }
+        // SAFETY: inside the handler of a live request id.
+        to_result(unsafe {
+            bindings::rdma_reject(
+                self.id.as_ptr(),
+                core::ptr::null(),
+                0,
+                bindings::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED as u8,
+            )
         })
     }
 

@@ -236,6 +236,14 @@ pub(crate) trait Client: Send + Sync {
 /// One client per module: a second registration is refused with `EBUSY`.
 static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 
+/// What a [`ClientRegistration`] pins: the C `ib_client` and the context its
+/// trampolines hand to `T`.
+///
+/// # Invariants
+///
+/// While registered, `client` is on ib_core's client list with its `add`
+/// and `remove` set to the trampolines of `T`, and [`REGISTERED`] points at
+/// this object, which does not move (`_pin`).
 struct ClientInner<T: Client> {
     client: Opaque<bindings::ib_client>,
     ctx: T,

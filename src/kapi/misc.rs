@@ -49,6 +49,16 @@ pub(crate) trait MiscDevice: Sized {
     }
 }
 
+/// What a misc registration pins: the C `miscdevice`, the
+/// `file_operations` it points at, and the context every open sees.
+///
+/// # Invariants
+///
+/// Once registered, `misc.fops` points at `fops`, whose callbacks are the
+/// trampolines of `T`; `misc_open()` stores `&misc` in each file's
+/// `private_data`, from which `container_of` finds this object, which does
+/// not move (`_pin`) and outlives every open file (deregistration waits for
+/// none, but the module holds itself while files are open: `fops.owner`).
 struct MiscInner<T: MiscDevice> {
     misc: Opaque<bindings::miscdevice>,
     fops: Opaque<bindings::file_operations>,

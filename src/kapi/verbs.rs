@@ -160,8 +160,16 @@ impl Access {
         Access(self.0 | other.0)
     }
 
-    fn raw(self) -> u32 {
-        self.0
+    /// The access flags of a registration granting these rights: local
+    /// write only where a remote WRITE or atomic needs the device to store
+    /// into the region (the verbs rule `ib_check_mr_access()` enforces).
+    fn reg_flags(self) -> u32 {
+        let stores = Self::REMOTE_WRITE.union(Self::REMOTE_ATOMIC).0;
+        if self.0 & stores != 0 {
+            self.0 | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
+        } else {
+            self.0
+        }
     }
 }
 
@@ -317,6 +325,14 @@ pub(crate) trait CompletionHandler: Send + Sync + 'static {
 }
 
 /// One posted work request: its `ib_cqe` first, so `container_of` is a cast.
+///
+/// # Invariants
+///
+/// Between its post and its completion a `Work` is a leaked `KBox` that the
+/// device owns: its `cqe.done` is the completion trampoline of `H`, and the
+/// only pointer to it is the `wr_cqe` of the posted request, through which
+/// the trampoline (or the failed post) takes the box back, exactly once.
+/// `#[repr(C)]` with `cqe` first makes the `ib_cqe` pointer the box's.
 #[repr(C)]
 struct Work<H: CompletionHandler> {
     cqe: bindings::ib_cqe,
@@ -450,8 +466,9 @@ impl Qp {
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
         attr.send_cq = cq.ptr.as_ptr();
         attr.recv_cq = cq.ptr.as_ptr();
-        attr.cap.max_send_wr = caps.send_wr;
-        attr.cap.max_recv_wr = caps.recv_wr;
+        // One more of each for `ib_drain_qp()`'s marker requests.
+        attr.cap.max_send_wr = caps.send_wr.checked_add(1).ok_or(EINVAL)?;
+        attr.cap.max_recv_wr = caps.recv_wr.checked_add(1).ok_or(EINVAL)?;
         attr.cap.max_send_sge = 1;
         attr.cap.max_recv_sge = 1;
         attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
@@ -636,7 +653,7 @@ impl Qp {
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.mr = mr.ptr.as_ptr();
         wr.key = mr.rkey();
-        wr.access = (bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE | access.raw()) as i32;
+        wr.access = access.reg_flags() as i32;
         // SAFETY: a registration request naming `work`'s cqe and an MR that
         // `work` keeps alive.
         unsafe { self.post_send_wr(&wr.wr, work) }

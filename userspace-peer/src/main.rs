@@ -76,6 +76,13 @@ pub enum Cmd {
         /// A busy-polling connection (CONN_POLL).
         #[arg(long)]
         poll: bool,
+        /// Receive and check `--count` messages of a `--one-way` stream,
+        /// then answer with the count, instead of echoing.
+        #[arg(long)]
+        sink: bool,
+        /// `--sink`: the stream's pattern seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// In-kernel active side: connect, send patterned messages, check echoes.
     KernelPing {
@@ -99,6 +106,10 @@ pub enum Cmd {
         /// A busy-polling connection (CONN_POLL).
         #[arg(long)]
         poll: bool,
+        /// Send every message back to back, then wait for a sink's count
+        /// (`kernel-echo --sink`, `serve --mode sink`) instead of echoes.
+        #[arg(long)]
+        one_way: bool,
     },
     /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
     /// echo messages, or expose a window to them.
@@ -124,6 +135,9 @@ pub enum Cmd {
         /// Target mode: fill the window with pattern message 0 of this seed.
         #[arg(long)]
         fill: Option<u64>,
+        /// Sink mode: the stream's pattern seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         #[command(flatten)]
         depth: Depth,
     },
@@ -140,6 +154,9 @@ pub enum Cmd {
         seed: u64,
         #[command(flatten)]
         depth: Depth,
+        /// Send every message back to back, then wait for a sink's count.
+        #[arg(long)]
+        one_way: bool,
     },
     /// Userspace initiator: connect to a target and run a scenario.
     Initiate(InitiatorArgs),
@@ -239,6 +256,10 @@ pub struct InitiatorArgs {
     /// (as an earlier run printed it).
     #[arg(long, value_parser = parse_key)]
     pub stale_key: Option<(u64, u32)>,
+    /// Milliseconds to wait, connected and advertised to, before running:
+    /// a bystander connection that lives through what other tests do.
+    #[arg(long, default_value_t = 0)]
+    pub hold_ms: u64,
 }
 
 /// `0xADDR:0xRKEY` (hex, with or without 0x).
@@ -481,10 +502,9 @@ fn conn_line(i: &abi::ConnInfo) -> String {
     )
 }
 
-fn kernel_echo(
+fn kernel_accept(
     dev: &KrustDev,
     listen: abi::Addr,
-    count: u32,
     depth: Depth,
     timeout_ms: u32,
     flags: u32,
@@ -494,7 +514,7 @@ fn kernel_echo(
     std::io::Write::flush(&mut std::io::stdout())?;
     let info = dev.accept(timeout_ms)?;
     println!("{}", conn_line(&info));
-    scenario::echo(dev, count)
+    Ok(())
 }
 
 /// The pinging side, on a connected `dev`.
@@ -504,11 +524,16 @@ fn kernel_ping(
     hold_ms: u64,
     sizes: &[u64],
     seed: u64,
+    one_way: bool,
 ) -> Result<()> {
     println!("{}", conn_line(info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-    scenario::ping(dev, sizes, seed)?;
+    if one_way {
+        scenario::stream(dev, sizes, seed)?;
+    } else {
+        scenario::ping(dev, sizes, seed)?;
+    }
     if let Err(e) = dev.disconnect() {
         // The peer may have closed first: then there is nothing to do.
         if dev.conn_info()?.state != abi::state::CLOSED {
@@ -533,6 +558,9 @@ fn kernel_ping(
 pub enum ServeMode {
     /// Echo `--count` messages per connection.
     Echo,
+    /// Receive and check `--count` messages of a one-way stream per
+    /// connection, then answer with the count.
+    Sink,
     /// Expose one window (shared by all connections), advertise it on each,
     /// answer checks until each says BYE.
     Target,
@@ -547,6 +575,7 @@ fn serve(
     len: u64,
     access: u32,
     fill: Option<u64>,
+    seed: u64,
     depth: Depth,
 ) -> Result<()> {
     let listener = upeer::Listener::bind(listen)?;
@@ -573,6 +602,7 @@ fn serve(
     for peer in &peers {
         match (mode, window) {
             (ServeMode::Echo, _) => scenario::echo(peer, count)?,
+            (ServeMode::Sink, _) => scenario::sink(peer, count, seed)?,
             (ServeMode::Target, Some((_, _, id))) => {
                 scenario::answer(peer, &peers[0], id, len, fill)?
             }
@@ -621,16 +651,17 @@ fn run(cli: Cli) -> Result<()> {
             depth,
             timeout_ms,
             poll,
+            sink,
+            seed,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
-            kernel_echo(
-                &KrustDev::open(&cli.dev)?,
-                listen,
-                count,
-                depth,
-                timeout_ms,
-                flags,
-            )
+            let dev = KrustDev::open(&cli.dev)?;
+            kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
+            if sink {
+                scenario::sink(&dev, count, seed)
+            } else {
+                scenario::echo(&dev, count)
+            }
         }
         Cmd::KernelPing {
             connect,
@@ -640,11 +671,12 @@ fn run(cli: Cli) -> Result<()> {
             depth,
             timeout_ms,
             poll,
+            one_way,
         } => {
             let dev = KrustDev::open(&cli.dev)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
-            kernel_ping(&dev, &info, hold_ms, &sizes, seed)
+            kernel_ping(&dev, &info, hold_ms, &sizes, seed, one_way)
         }
         Cmd::KernelTarget {
             listen,
@@ -672,17 +704,33 @@ fn run(cli: Cli) -> Result<()> {
             len,
             access,
             fill,
+            seed,
             depth,
-        } => serve(&listen, connections, mode, count, len, access, fill, depth),
+        } => serve(
+            &listen,
+            connections,
+            mode,
+            count,
+            len,
+            access,
+            fill,
+            seed,
+            depth,
+        ),
         Cmd::Ping {
             connect,
             sizes,
             seed,
             depth,
+            one_way,
         } => {
             let peer = upeer::UPeer::connect(&connect, depth.resp, depth.init)?;
             println!("connected");
-            scenario::ping(&peer, &sizes, seed)
+            if one_way {
+                scenario::stream(&peer, &sizes, seed)
+            } else {
+                scenario::ping(&peer, &sizes, seed)
+            }
         }
         Cmd::Initiate(a) => {
             let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;

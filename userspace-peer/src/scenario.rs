@@ -125,6 +125,9 @@ pub enum Scenario {
     Atomic,
     /// READ past the end of the window: refused.
     Outside,
+    /// WRITE 8 bytes across the end of the window (4 inside, 4 past it):
+    /// refused, and not one byte lands (the target checks its window).
+    OutsideWrite,
     /// The target revokes the window; READ with the old key is refused.
     Revoke,
     /// Fetch-and-add 1, `adds` times, printing each value returned; for many
@@ -142,6 +145,8 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
     let n = ep.recv_msg(&mut b)?;
     let w = Advert::decode(&b[..n]).context("bad advert")?;
     println!("window addr={:#x} rkey={:#x} len={}", w.addr, w.rkey, w.len);
+    std::io::Write::flush(&mut std::io::stdout())?;
+    std::thread::sleep(std::time::Duration::from_millis(args.hold_ms));
     let len = w.len as usize;
     match scenario {
         Scenario::Rw => {
@@ -194,6 +199,13 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
             let at = w.addr + u64::from(w.len) - 4;
             let got = expect_failure(ep.rdma(at, w.rkey, &mut buf, false), "READ outside")?;
             println!("read outside the window refused: {got}");
+            return Ok(());
+        }
+        Scenario::OutsideWrite => {
+            let mut buf = vec![0xeeu8; 8];
+            let at = w.addr + u64::from(w.len) - 4;
+            let got = expect_failure(ep.rdma(at, w.rkey, &mut buf, true), "WRITE outside")?;
+            println!("write across the window's end refused: {got}");
             return Ok(());
         }
         Scenario::Fadd => {
@@ -332,7 +344,21 @@ pub fn target<T: Endpoint + WindowOwner>(
 ) -> Result<()> {
     let (addr, rkey, id) = expose(ep, len, access, fill)?;
     advertise(ep, addr, rkey, len)?;
-    answer(ep, ep, id, len, fill)?;
+    if let Err(e) = answer(ep, ep, id, len, fill) {
+        // The connection failed, by a refused access say. Whatever the
+        // peer tried, the window must hold what it held (unless revoked).
+        if let Some(seed) = fill {
+            let mut win = vec![0u8; len as usize];
+            match ep.window_read(id, &mut win) {
+                Ok(()) => match pattern::check(&win, seed, 0) {
+                    None => println!("window intact after the failure"),
+                    Some(off) => println!("window changed at offset {off} after the failure"),
+                },
+                Err(r) => println!("window not readable after the failure: {r:#}"),
+            }
+        }
+        return Err(e);
+    }
     println!("target done");
     Ok(())
 }
@@ -357,6 +383,53 @@ pub fn ping(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
         println!("ok {size} bytes");
     }
     println!("{} message(s) echoed and verified", sizes.len());
+    Ok(())
+}
+
+/// Sends one patterned message per size without waiting for anything in
+/// between, then the sink's verdict: a one-way stream, where credits come
+/// back only in credit-only messages (no reply carries them).
+pub fn stream(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
+    for (i, &size) in sizes.iter().enumerate() {
+        let mut msg = vec![0u8; size as usize];
+        pattern::fill(&mut msg, seed, i as u64);
+        ep.send_msg(&msg)
+            .with_context(|| format!("send message {i} ({size} bytes)"))?;
+        println!("sent {size} bytes");
+    }
+    let mut back = [0u8; 8];
+    let n = ep
+        .recv_msg(&mut back)
+        .context("receive the sink's verdict")?;
+    let got = back.get(..n).and_then(|b| <[u8; 8]>::try_from(b).ok());
+    match got.map(u64::from_le_bytes) {
+        Some(v) if v == sizes.len() as u64 => {
+            println!("{v} message(s) streamed and verified by the sink");
+            Ok(())
+        }
+        _ => bail!(
+            "the sink's verdict is {:?}, expected {}",
+            &back[..n.min(8)],
+            sizes.len()
+        ),
+    }
+}
+
+/// Receives `count` messages of a [`stream`] with `seed`, checks each, and
+/// answers with the count.
+pub fn sink(ep: &dyn Endpoint, count: u32, seed: u64) -> Result<()> {
+    let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    for i in 0..count {
+        let n = ep
+            .recv_msg(&mut buf)
+            .with_context(|| format!("receive message {i}"))?;
+        if let Some(off) = pattern::check(&buf[..n], seed, u64::from(i)) {
+            bail!("message {i} ({n} bytes): data differs at offset {off}");
+        }
+        println!("ok {n} bytes");
+    }
+    send_last(ep, &u64::from(count).to_le_bytes()).context("send the verdict")?;
+    println!("received and verified {count} message(s)");
     Ok(())
 }
 

@@ -455,7 +455,7 @@ impl UPeer {
         let (grant, low) = {
             let mut st = self.st.borrow_mut();
             let due = st.pending_grant > 0
-                && (st.peer_low || st.pending_grant >= abi::RECV_DEPTH / 2)
+                && (st.peer_low || st.pending_grant >= abi::GRANT_BATCH)
                 && st.credits >= 1
                 && st.sends_inflight == 0;
             if !due {
@@ -565,7 +565,12 @@ impl Endpoint for UPeer {
                 .pop_front()
                 .context("fragment missing")?;
             let n = len - HDR;
-            buf[at..at + n].copy_from_slice(
+            let Some(dst) = buf.get_mut(at..at + n).filter(|_| at + n <= msg_len) else {
+                // The fragments carry more than the header's msg_len.
+                let e = io::Error::from_raw_os_error(libc::EPROTO);
+                return Err(anyhow::Error::new(e).context("receive: fragments overrun the message"));
+            };
+            dst.copy_from_slice(
                 &self.recv.buf.borrow()[slot * RECV_BUF + HDR..slot * RECV_BUF + len],
             );
             at += n;

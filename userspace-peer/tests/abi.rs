@@ -132,4 +132,10 @@ fn wire_protocol_constants() {
     let frag = (abi::RECV_BUF_SIZE - abi::WIRE_HDR_SIZE) as u64;
     let frags = abi::MAX_MSG_SIZE.div_ceil(frag);
     assert!(frags < abi::RECV_DEPTH as u64, "{frags} fragments");
+    assert_eq!(abi::MAX_MSG_FRAGS as u64, frags);
+    assert_eq!(abi::MAX_MSG_FRAGS, 33);
+    // A sender blocked on the largest message leaves at least a batch
+    // ungranted once everything it sent has been consumed: the grant goes.
+    assert_eq!(abi::GRANT_BATCH, abi::RECV_DEPTH - abi::MAX_MSG_FRAGS);
+    assert_eq!(abi::GRANT_BATCH, 7);
 }
