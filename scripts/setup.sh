@@ -51,7 +51,10 @@ for c in rust-src rustfmt clippy; do
 	fi
 done
 
+# The version the project builds and tests with; any bindgen the kernel
+# accepts (0.65.1 or later) works, so one already installed is kept.
+BINDGEN_VERSION=0.73.2
 if ! command -v bindgen >/dev/null; then
-	echo "setup: cargo install bindgen-cli (a few minutes)"
-	cargo install --locked bindgen-cli
+	echo "setup: cargo install bindgen-cli $BINDGEN_VERSION (a few minutes)"
+	cargo install --locked bindgen-cli --version "$BINDGEN_VERSION"
 fi
