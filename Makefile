@@ -11,36 +11,38 @@
 #                           one of each operation against the userspace peer
 #   make clean
 #
-# KDIR defaults to the project's cached kernel (scripts/build-kernel.sh),
-# which is built on first use.
+# KDIR defaults to the project's cached kernel (scripts/build-kernel.sh).
+# Its directory is named by a hash of what built it, the installed kernel
+# source package included, so it is found when a recipe runs, after
+# scripts/setup.sh has installed what is missing and the kernel is built
+# (both skip quickly when there is nothing to do).
 
-CACHED_KDIR := $(shell scripts/build-kernel.sh --print-kdir)
-KDIR ?= $(CACHED_KDIR)
 LLVM ?= 1
 export LLVM
 
 ROOT := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
 
-all: modules
-
-# Only the project's own cached kernel is built on demand.
-ifeq ($(KDIR),$(CACHED_KDIR))
-KERNEL_DEP := $(KDIR)/.krust-built
-$(KERNEL_DEP):
-	scripts/setup.sh
-	scripts/build-kernel.sh
+ifeq ($(KDIR),)
+PREPARE := scripts/setup.sh && scripts/build-kernel.sh
+KDIR_NOW = "$$(scripts/build-kernel.sh --print-kdir)"
+else
+PREPARE := true
+KDIR_NOW = $(KDIR)
 endif
 
-modules: $(KERNEL_DEP)
-	$(MAKE) -C $(KDIR) M=$(ROOT) $@
+all: modules
+
+modules:
+	@$(PREPARE)
+	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) $@
 
 # The module build generates bindings/bindings_generated.rs, which the
 # crate includes: editors need it as much as rustc does.
 rust-analyzer: modules
-	$(MAKE) -C $(KDIR) M=$(ROOT) $@
+	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) $@
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(ROOT) $@
+	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) $@
 
 test:
 	scripts/test-all.sh

@@ -32,7 +32,7 @@ fragments=("$ROOT/kernel/rdma-krust.config")
 
 cache_key() {
 	{
-		dpkg-query -W -f='${Version}\n' linux-source-6.12
+		dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null || echo "no linux-source"
 		cat "${fragments[@]}"
 		cat "$ROOT"/kernel/patches/*.patch 2>/dev/null || true
 		echo "recipe $BUILD_RECIPE"
