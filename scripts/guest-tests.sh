@@ -681,6 +681,15 @@ test_kernel_to_userspace_sendrecv() {
 	grep -q '^5 message(s) echoed and verified$' <<<"$out" || fail "$out"
 	grep -q '^echoed 5 message(s)$' /tmp/serve.7520 || fail "serve: $(cat /tmp/serve.7520)"
 	echo "  kernel -> userspace -> kernel: $SIZES verified"
+	# The last echo is 1 MiB: its receiver returns credits just as the
+	# echoing side, done, closes. The receive must still succeed (it once
+	# failed on that credit message).
+	start_serve 7522 --mode echo --count 2
+	out=$("$TOOL" kernel-ping --connect "$IP:7522" --sizes 2097152,1048576 2>&1) ||
+		fail "kernel-ping, last echo 1 MiB: $out"
+	wait "$SERVE_PID" || fail "serve: $(cat /tmp/serve.7522)"
+	grep -q '^2 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	echo "  2 MiB then 1 MiB, the last echo received as the peer closes: verified"
 }
 
 # The userspace peer sends to the module, which echoes.
@@ -692,6 +701,13 @@ test_userspace_to_kernel_sendrecv() {
 	wait "$ECHO_PID" || fail "kernel-echo: $(cat /tmp/echo.7521)"
 	grep -q '^5 message(s) echoed and verified$' <<<"$out" || fail "$out"
 	echo "  userspace -> kernel -> userspace: $SIZES verified"
+	# As in kernel_to_userspace_sendrecv: the last echo is 1 MiB.
+	start_echo 7523 2
+	out=$("$TOOL" ping --connect "$IP:7523" --sizes 2097152,1048576 2>&1) ||
+		fail "ping, last echo 1 MiB: $out"
+	wait "$ECHO_PID" || fail "kernel-echo: $(cat /tmp/echo.7523)"
+	grep -q '^2 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	echo "  2 MiB then 1 MiB, the last echo received as the peer closes: verified"
 }
 
 # The module READs, WRITEs and runs atomics on a window of the userspace
@@ -1108,43 +1124,99 @@ fi
 
 if [ "$mode" = demo ]; then
 	ensure_loaded || exit 1
-	demo() { # TITLE COMMAND...
+	demo_failed=0
+	title() {
 		echo
-		echo "### $1"
-		shift
-		"$@" 2>&1 | sed 's/^/    /'
+		echo "### $*"
 	}
-	demo "RDMA devices, as the module's ib_client sees them" "$TOOL" devices
-	demo "The same devices through libibverbs" "$TOOL" devices --verbs
+	show() { sed "s/^/    ${1:-}/"; }
+	# check STATUS WHAT: counts a failed step; the demo then fails.
+	check() {
+		[ "$1" = 0 ] && return 0
+		echo "    FAILED: $2 (status $1)"
+		demo_failed=$((demo_failed + 1))
+	}
+	# bg NAME COMMAND...: a listening side in the background, output in
+	# /tmp/demo.NAME, pid in BG; waits until it listens.
+	bg() {
+		local name=$1
+		shift
+		"$@" >"/tmp/demo.$name" 2>&1 &
+		BG=$!
+		wait_for 10 grep -q '^listening' "/tmp/demo.$name" || check 1 "$name never listened"
+	}
+
+	title "RDMA devices, as the module's ib_client sees them"
+	"$TOOL" devices 2>&1 | show
+	check "${PIPESTATUS[0]}" "devices"
+	title "The same devices through libibverbs"
+	"$TOOL" devices --verbs 2>&1 | show
+	check "${PIPESTATUS[0]}" "devices --verbs"
+
+	title "SEND/RECV: the module sends 1 B, 64 KiB and 1 MiB to the userspace peer, which echoes; data checked"
+	bg serve "$TOOL" serve --listen "$IP:7600" --mode echo --count 3
+	"$TOOL" kernel-ping --connect "$IP:7600" --sizes 1,65536,1048576 2>&1 | show
+	check "${PIPESTATUS[0]}" "kernel-ping"
+	wait $BG
+	check $? "serve --mode echo"
+
+	title "SEND/RECV the other way: the userspace peer sends, the module echoes; data checked"
+	bg echo "$TOOL" kernel-echo --listen "$IP:7603" --count 3
+	"$TOOL" ping --connect "$IP:7603" --sizes 1,65536,1048576 2>&1 | show
+	check "${PIPESTATUS[0]}" "ping"
+	wait $BG
+	check $? "kernel-echo"
+	grep '^echoed' /tmp/demo.echo | show "module: "
+
+	title "RDMA READ and WRITE: the module on a 64 KiB window of the userspace peer; both sides check"
+	bg t1 "$TOOL" serve --listen "$IP:7601" --mode target --len 65536 --access rw --fill 42
+	"$TOOL" kernel-initiator --connect "$IP:7601" --scenario rw --seed 42 2>&1 | show
+	check "${PIPESTATUS[0]}" "kernel-initiator rw"
+	wait $BG
+	check $? "serve --mode target"
+
+	title "A kernel window: the module exposes 64 KiB; the userspace peer READs, WRITEs and reads back; the module checks"
+	bg kt "$TOOL" kernel-target --listen "$IP:7604" --len 65536 --access rw --fill 43
+	"$TOOL" initiate --connect "$IP:7604" --scenario rw --seed 43 2>&1 | show
+	check "${PIPESTATUS[0]}" "initiate rw"
+	wait $BG
+	check $? "kernel-target"
+	grep '^window addr' /tmp/demo.kt | show "module: "
+
+	title "Atomics: the module runs CAS and FADD on the userspace peer's memory"
+	bg t2 "$TOOL" serve --listen "$IP:7602" --mode target --len 8 --access a
+	"$TOOL" kernel-initiator --connect "$IP:7602" --scenario atomic --adds 5 2>&1 | show
+	check "${PIPESTATUS[0]}" "kernel-initiator atomic"
+	wait $BG
+	check $? "serve --mode target (atomics)"
+	grep 'window value' /tmp/demo.t2 | show "userspace peer: "
+
+	title "Revoke: the module revokes its window; the userspace peer's READ with the old key is refused"
+	bg kr "$TOOL" kernel-target --listen "$IP:7605" --len 4096 --access rw --fill 44
+	out=$("$TOOL" initiate --connect "$IP:7605" --scenario revoke 2>&1)
+	check $? "initiate revoke"
+	echo "$out" | show
+	grep -q '^read with a revoked key refused: EACCES' <<<"$out" || check 1 "no EACCES after revoke"
+	wait $BG # its connection breaks with the refused READ
+	grep -q '^revoked$' /tmp/demo.kr || check 1 "the module did not revoke"
+	grep -E '^(revoked|window intact|window not readable)' /tmp/demo.kr | show "module: "
+
+	title "rdma-core's rping -c -V against the module as rping server"
+	bg rping "$TOOL" rping --server --addr "$IP:7174"
+	rping -c -a "$IP" -p 7174 -C 5 -S 64 -V -v 2>&1 | show "rping: "
+	check "${PIPESTATUS[0]}" "rping -c -V"
+	wait $BG
+	check $? "module as rping server"
+	show "module: " </tmp/demo.rping
+
 	echo
-	echo "### SEND/RECV: the module sends 1 B, 64 KiB and 1 MiB to the userspace peer, which echoes; data checked"
-	"$TOOL" serve --listen "$IP:7600" --mode echo --count 3 >/tmp/demo.serve 2>&1 &
-	wait_for 10 grep -q '^listening' /tmp/demo.serve
-	"$TOOL" kernel-ping --connect "$IP:7600" --sizes 1,65536,1048576 2>&1 | sed 's/^/    /'
-	wait
-	echo
-	echo "### RDMA READ and WRITE: the module on a 64 KiB window of the userspace peer; both sides check"
-	"$TOOL" serve --listen "$IP:7601" --mode target --len 65536 --access rw --fill 42 >/tmp/demo.t1 2>&1 &
-	wait_for 10 grep -q '^listening' /tmp/demo.t1
-	"$TOOL" kernel-initiator --connect "$IP:7601" --scenario rw --seed 42 2>&1 | sed 's/^/    /'
-	wait
-	echo
-	echo "### Atomics: the module runs CAS and FADD on the userspace peer's memory"
-	"$TOOL" serve --listen "$IP:7602" --mode target --len 8 --access a >/tmp/demo.t2 2>&1 &
-	wait_for 10 grep -q '^listening' /tmp/demo.t2
-	"$TOOL" kernel-initiator --connect "$IP:7602" --scenario atomic --adds 5 2>&1 | sed 's/^/    /'
-	wait
-	sed 's/^/    userspace peer: /' /tmp/demo.t2 | grep 'window value'
-	echo
-	echo "### rdma-core's rping -c -V against the module as rping server"
-	"$TOOL" rping --server --addr "$IP:7174" >/tmp/demo.rping 2>&1 &
-	wait_for 10 grep -q '^listening' /tmp/demo.rping
-	rping -c -a "$IP" -p 7174 -C 5 -S 64 -V -v 2>&1 | sed 's/^/    rping: /'
-	wait
-	sed 's/^/    module: /' /tmp/demo.rping
-	echo
-	rmmod rdma_krust
-	touch "$OUT/done"
+	rmmod rdma_krust || check 1 "rmmod"
+	if [ "$demo_failed" = 0 ]; then
+		echo "demo: every step ran and its data was verified"
+		touch "$OUT/done"
+	else
+		echo "demo: $demo_failed step(s) failed"
+	fi
 	exit 0
 fi
 

@@ -1095,7 +1095,10 @@ impl Conn {
             // The buffer goes back to the device and is reposted.
             let _ = self.st.lock().repost.push(f.buf.into_device());
         }
-        self.pump()?;
+        // The message is the caller's now: reposting and returning credits
+        // is best effort here, and a connection that broke meanwhile (the
+        // peer closing after its last message) fails the next call instead.
+        let _ = self.pump();
         result.map(|()| msg_len as u64)
     }
 }
@@ -1457,7 +1460,8 @@ impl Conn {
             None => Err(EIO),
         };
         let _ = self.st.lock().repost.push(f.buf.into_device());
-        self.pump()?;
+        // As in `recv`: the buffer is the caller's, whatever the repost does.
+        let _ = self.pump();
         r.map(|()| len as u64)
     }
 }
