@@ -1009,15 +1009,15 @@ test_connect_cycles_no_slab_growth() {
 # every READ returns what its thread wrote and each window ends with each
 # thread's last WRITE, each counter equals its number of adds and the adds
 # saw every value once, and nothing deadlocks (the tool fails if no
-# operation finishes for 30 s, and is killed after 120 s). Messages are of
-# one fragment (0 to 65496 B) and the tool serializes RECVs per file: the
-# module's SENDs livelock on credits when messages of several fragments go
-# both ways (rdma-krust credit-livelock), and it does not serialize
-# receivers (rdma-krust recv-race).
+# operation finishes for 30 s, and is killed after 120 s). Messages run
+# from 0 B to 300000 B (up to 5 fragments) both ways, and the threads of a
+# file receive concurrently. SENDs have a 200 ms timeout: one that found no
+# credits by then (its peer's threads busy elsewhere) is counted, not a
+# failure, and must have sent nothing.
 test_multi_fd_multi_thread_mixed() {
 	ensure_loaded
 	local out rc f line
-	out=$(timeout 120 "$TOOL" stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 2>&1) &&
+	out=$(timeout 120 "$TOOL" stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv 2>&1) &&
 		rc=0 || rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc != 124 ] || fail "stress hung (killed after 120 s)"

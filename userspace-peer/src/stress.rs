@@ -16,15 +16,15 @@
 //!   whose SENDs must time out.
 //!
 //! What the module allows concurrently on one file (`src/conn.rs`): SENDs
-//! are serialized per message (`send_lock`); one-sided operations, EXPOSE,
-//! REVOKE and BENCH run one at a time (`op_lock`); window copies hold the
-//! window list's lock. So concurrent callers of those all succeed, one after
-//! the other. (Both locks are taken uninterruptibly: a caller queued behind
-//! a long wait cannot be interrupted; `block --case send-queued` and
-//! `op-queued` show it.) RECV has no such lock: two receivers on one file
-//! can both see the same complete message at the head of the queue and then
-//! pop each other's fragments (`recv-race` shows it), so `stress`
-//! serializes its receivers per file unless `--concurrent-recv`.
+//! go one message at a time, RECVs one message at a time, and one-sided
+//! operations, EXPOSE, REVOKE and BENCH one at a time, each a turn taken
+//! through the connection's interruptible, timed wait (`block --case
+//! send-queued` and `op-queued` check that a queued caller can be
+//! interrupted); window copies hold the window list's lock. So concurrent
+//! callers all succeed, one after the other, and each receiver gets whole
+//! messages (`recv-race` checks it). `stress --concurrent-recv` lets the
+//! threads of a file receive at once; without it they take turns in the
+//! tool too.
 
 use crate::abi;
 use crate::ctl::Advert;
@@ -189,10 +189,10 @@ pub struct StressArgs {
     /// First port; connection `i` uses `port + i`.
     #[arg(long, default_value_t = 7960)]
     pub port: u16,
-    /// Largest message payload, in bytes. The default keeps every message
-    /// in one fragment: with messages of several fragments sent both ways
-    /// at once, the module's SENDs can livelock on credits (see
-    /// `rdma-krust credit-livelock`).
+    /// Largest message payload, in bytes (the default keeps every message
+    /// in one fragment). With larger messages both ways, a SEND waits for
+    /// credits until a thread on the other side receives; one that waits
+    /// out its timeout is counted, not failed.
     #[arg(long, default_value_t = SINGLE_FRAG_PAYLOAD)]
     pub max_msg: u64,
     /// Connections, among the first, that busy-poll (`CONN_POLL`: the
@@ -201,7 +201,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 0)]
     pub polled: u32,
     /// Let the threads of one file call IOCTL_RECV at the same time instead
-    /// of one at a time (the module does not serialize receivers).
+    /// of one at a time (the module gives each a whole message).
     #[arg(long)]
     pub concurrent_recv: bool,
     /// Seed of the operation mix.
