@@ -105,6 +105,17 @@ rxe_add() {
 	wait_for 20 port_active "$1" || fail "$1 port never became ACTIVE"
 }
 
+# veth_rxe RXE N [ADDR]: a veth pair kvN/kv(N+1), both up, kvN with
+# ADDR/24 if given, and soft-RoCE device RXE on kvN, listed by the module.
+veth_rxe() {
+	local rxe=$1 n=$2
+	ip link add "kv$n" type veth peer name "kv$((n + 1))" || fail "veth kv$n"
+	[ -z "${3:-}" ] || ip addr add "$3/24" dev "kv$n"
+	ip link set "kv$n" up && ip link set "kv$((n + 1))" up
+	rxe_add "$rxe" "kv$n"
+	wait_for 10 listed "$rxe" || fail "$rxe not listed after rdma link add"
+}
+
 listed() { "$TOOL" devices --brief | grep -q "^$1 "; }
 not_listed() { ! listed "$1"; }
 verbs_listed() { "$TOOL" devices --verbs --brief | grep -q "^$1 "; }
@@ -214,10 +225,7 @@ test_rmmod_refused_while_open() {
 # A second rxe device shows up in the list when added and leaves when deleted.
 test_hotplug_second_device() {
 	ensure_loaded
-	ip link add kv0 type veth peer name kv1 || fail "veth"
-	ip link set kv0 up && ip link set kv1 up
-	rxe_add rxe1 kv0
-	wait_for 10 listed rxe1 || fail "rxe1 not listed after rdma link add"
+	veth_rxe rxe1 0
 	expect_eq "$("$TOOL" devices --brief | grep '^rxe1 ')" \
 		"$("$TOOL" devices --verbs --brief | grep '^rxe1 ')" "rxe1, ioctl vs libibverbs"
 	listed rxe0 || fail "rxe0 lost"
@@ -233,10 +241,7 @@ test_hotplug_second_device() {
 # A device leaves while a file is open; the file keeps working.
 test_remove_device_under_open_fd() {
 	ensure_loaded
-	ip link add kv2 type veth peer name kv3 || fail "veth"
-	ip link set kv2 up && ip link set kv3 up
-	rxe_add rxe2 kv2
-	wait_for 10 listed rxe2 || fail "rxe2 not listed"
+	veth_rxe rxe2 2
 	exec 3</dev/rdma_krust
 	rdma link delete rxe2 || fail "rdma link delete rxe2"
 	ip link del kv2
@@ -563,11 +568,7 @@ interrupted_recv() {
 # ENODEV, the device goes away promptly, nothing leaks (the module unloads).
 test_device_removal_fails_waiters() {
 	ensure_loaded
-	ip link add kv4 type veth peer name kv5 || fail "veth"
-	ip addr add 198.51.100.1/24 dev kv4
-	ip link set kv4 up && ip link set kv5 up
-	rxe_add rxe4 kv4
-	wait_for 10 listed rxe4 || fail "rxe4 not listed"
+	veth_rxe rxe4 4 198.51.100.1
 	"$TOOL" kernel-echo --listen 198.51.100.1:7510 --count 1 --timeout-ms 60000 >/tmp/rm.1 2>&1 &
 	local echo_pid=$!
 	wait_for 10 grep -q '^listening' /tmp/rm.1 || fail "no listener"
@@ -592,11 +593,7 @@ test_device_removal_fails_waiters() {
 # in its ACCEPT, so its file stays open throughout.
 test_device_removal_tears_down_listener() {
 	ensure_loaded
-	ip link add kv8 type veth peer name kv9 || fail "veth"
-	ip addr add 198.51.100.17/24 dev kv8
-	ip link set kv8 up && ip link set kv9 up
-	rxe_add rxe8 kv8
-	wait_for 10 listed rxe8 || fail "rxe8 not listed"
+	veth_rxe rxe8 8 198.51.100.17
 	"$TOOL" kernel-echo --listen 198.51.100.17:7515 --count 1 --timeout-ms 60000 >/tmp/lrm.1 2>&1 &
 	local pid=$! t
 	wait_for 10 grep -q '^listening' /tmp/lrm.1 || fail "no listener"
@@ -629,11 +626,7 @@ test_device_removal_tears_down_listener() {
 # fds, the device goes promptly, and the module unloads clean later.
 test_device_deleted_mid_traffic() {
 	ensure_loaded
-	ip link add kv6 type veth peer name kv7 || fail "veth"
-	ip addr add 198.51.100.9/24 dev kv6
-	ip link set kv6 up && ip link set kv7 up
-	rxe_add rxe6 kv6
-	wait_for 10 listed rxe6 || fail "rxe6 not listed"
+	veth_rxe rxe6 6 198.51.100.9
 	local sizes
 	sizes=$(printf '1048576,%.0s' $(seq 500))
 	"$TOOL" kernel-echo --listen 198.51.100.9:7512 --count 500 >/tmp/del.1 2>&1 &

@@ -112,35 +112,8 @@ pub enum Cmd {
         one_way: bool,
     },
     /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
-    /// echo messages, or expose a window to them.
-    Serve {
-        /// Address and port to listen on.
-        #[arg(long, value_parser = addr::parse)]
-        listen: abi::Addr,
-        /// Connections to accept before serving them.
-        #[arg(long, default_value_t = 1)]
-        connections: u32,
-        /// What to do with each connection.
-        #[arg(long, value_enum, default_value = "echo")]
-        mode: ServeMode,
-        /// Echo mode: messages per connection.
-        #[arg(long, default_value_t = 1)]
-        count: u32,
-        /// Target mode: window size.
-        #[arg(long, default_value_t = 4096)]
-        len: u64,
-        /// Target mode: access granted, any of r, w, a.
-        #[arg(long, default_value = "rw", value_parser = scenario::parse_access)]
-        access: u32,
-        /// Target mode: fill the window with pattern message 0 of this seed.
-        #[arg(long)]
-        fill: Option<u64>,
-        /// Sink mode: the stream's pattern seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[command(flatten)]
-        depth: Depth,
-    },
+    /// echo messages, sink a stream, or expose a window to them.
+    Serve(ServeArgs),
     /// Userspace active side: connect and send patterned messages to an echo.
     Ping {
         /// The listener.
@@ -553,6 +526,37 @@ fn kernel_ping(
     bail!("still connected 2 s after IOCTL_DISCONNECT")
 }
 
+/// The arguments of `rdma-krust serve`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, value_parser = addr::parse)]
+    pub listen: abi::Addr,
+    /// Connections to accept before serving them.
+    #[arg(long, default_value_t = 1)]
+    pub connections: u32,
+    /// What to do with each connection.
+    #[arg(long, value_enum, default_value = "echo")]
+    pub mode: ServeMode,
+    /// Echo and sink modes: messages per connection.
+    #[arg(long, default_value_t = 1)]
+    pub count: u32,
+    /// Target mode: window size.
+    #[arg(long, default_value_t = 4096)]
+    pub len: u64,
+    /// Target mode: access granted, any of r, w, a.
+    #[arg(long, default_value = "rw", value_parser = scenario::parse_access)]
+    pub access: u32,
+    /// Target mode: fill the window with pattern message 0 of this seed.
+    #[arg(long)]
+    pub fill: Option<u64>,
+    /// Sink mode: the stream's pattern seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub depth: Depth,
+}
+
 /// What `serve` does with each connection.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServeMode {
@@ -566,19 +570,19 @@ pub enum ServeMode {
     Target,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    listen: &abi::Addr,
-    connections: u32,
-    mode: ServeMode,
-    count: u32,
-    len: u64,
-    access: u32,
-    fill: Option<u64>,
-    seed: u64,
-    depth: Depth,
-) -> Result<()> {
-    let listener = upeer::Listener::bind(listen)?;
+fn serve(a: &ServeArgs) -> Result<()> {
+    let ServeArgs {
+        listen,
+        connections,
+        mode,
+        count,
+        len,
+        access,
+        fill,
+        seed,
+        depth,
+    } = a.clone();
+    let listener = upeer::Listener::bind(&listen)?;
     println!("listening");
     std::io::Write::flush(&mut std::io::stdout())?;
     let mut peers: Vec<upeer::UPeer> = Vec::new();
@@ -696,27 +700,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
             scenario::initiator(&dev, &a)
         }
-        Cmd::Serve {
-            listen,
-            connections,
-            mode,
-            count,
-            len,
-            access,
-            fill,
-            seed,
-            depth,
-        } => serve(
-            &listen,
-            connections,
-            mode,
-            count,
-            len,
-            access,
-            fill,
-            seed,
-            depth,
-        ),
+        Cmd::Serve(a) => serve(&a),
         Cmd::Ping {
             connect,
             sizes,
