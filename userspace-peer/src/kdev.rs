@@ -209,7 +209,8 @@ impl KrustDev {
         unsafe { self.raw_ioctl(cmd, &io as *const _ as usize) }.map(|_| ())
     }
 
-    /// `IOCTL_RDMA_WRITE` of `data`, or `IOCTL_RDMA_READ` into it.
+    /// `IOCTL_RDMA_WRITE` of `data`, or `IOCTL_RDMA_READ` into it, with the
+    /// module's default timeout.
     pub fn rdma(
         &self,
         remote_addr: u64,
@@ -217,10 +218,22 @@ impl KrustDev {
         data: &mut [u8],
         write: bool,
     ) -> io::Result<()> {
+        self.rdma_within(remote_addr, rkey, data, write, 0)
+    }
+
+    /// [`Self::rdma`] within `timeout_ms` (0: the module's default).
+    pub fn rdma_within(
+        &self,
+        remote_addr: u64,
+        rkey: u32,
+        data: &mut [u8],
+        write: bool,
+        timeout_ms: u32,
+    ) -> io::Result<()> {
         let r = abi::Rdma {
             remote_addr,
             rkey,
-            timeout_ms: 0,
+            timeout_ms,
             buf: data.as_mut_ptr() as u64,
             len: data.len() as u64,
         };
@@ -233,7 +246,8 @@ impl KrustDev {
         unsafe { self.raw_ioctl(cmd, &r as *const _ as usize) }.map(|_| ())
     }
 
-    /// `IOCTL_ATOMIC`: the remote value before the operation.
+    /// `IOCTL_ATOMIC`: the remote value before the operation, with the
+    /// module's default timeout.
     pub fn atomic(
         &self,
         remote_addr: u64,
@@ -242,12 +256,26 @@ impl KrustDev {
         compare_add: u64,
         swap: u64,
     ) -> io::Result<u64> {
+        self.atomic_within(remote_addr, rkey, op, compare_add, swap, 0)
+    }
+
+    /// [`Self::atomic`] within `timeout_ms` (0: the module's default).
+    pub fn atomic_within(
+        &self,
+        remote_addr: u64,
+        rkey: u32,
+        op: u32,
+        compare_add: u64,
+        swap: u64,
+        timeout_ms: u32,
+    ) -> io::Result<u64> {
         let mut a = abi::AtomicOp {
             remote_addr,
             rkey,
             op,
             compare_add,
             swap,
+            timeout_ms,
             ..Default::default()
         };
         // SAFETY: `a` is an `AtomicOp`, what the command expects.

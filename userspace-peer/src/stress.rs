@@ -209,6 +209,13 @@ pub struct StressArgs {
     pub seed: u64,
 }
 
+/// Timeout of the mix's one-sided operations. Generous: they queue behind
+/// the file's other threads and share the QP with multi-fragment SENDs, and
+/// the debug kernel (KASAN, one CPU, kmemleak's scans) once took over the
+/// module's default 10 s for one. A hang is what the 30 s no-progress watch
+/// catches.
+const OP_TIMEOUT_MS: u32 = 25_000;
+
 /// The largest payload whose message fits one fragment.
 const SINGLE_FRAG_PAYLOAD: u64 = (abi::RECV_BUF_SIZE - abi::WIRE_HDR_SIZE) as u64 - MSG_HDR as u64;
 
@@ -452,12 +459,12 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
                 pattern::fill(&mut wbuf[..len], rdma_seed(s, t), iter);
                 me.busy[t as usize].store(OP_WRITE, Ordering::Relaxed);
                 me.dev
-                    .rdma(at, peer_win.rkey, &mut wbuf[..len], true)
+                    .rdma_within(at, peer_win.rkey, &mut wbuf[..len], true, OP_TIMEOUT_MS)
                     .with_context(|| format!("{} thread {t}: RDMA WRITE", me.name))?;
                 back[..len].fill(0);
                 me.busy[t as usize].store(OP_READ, Ordering::Relaxed);
                 me.dev
-                    .rdma(at, peer_win.rkey, &mut back[..len], false)
+                    .rdma_within(at, peer_win.rkey, &mut back[..len], false, OP_TIMEOUT_MS)
                     .with_context(|| format!("{} thread {t}: RDMA READ", me.name))?;
                 me.busy[t as usize].store(OP_IDLE, Ordering::Relaxed);
                 if back[..len] != wbuf[..len] {
@@ -475,7 +482,14 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
                 me.busy[t as usize].store(OP_FADD, Ordering::Relaxed);
                 let old = me
                     .dev
-                    .atomic(at, peer_win.rkey, abi::ATOMIC_FETCH_ADD, 1, 0)
+                    .atomic_within(
+                        at,
+                        peer_win.rkey,
+                        abi::ATOMIC_FETCH_ADD,
+                        1,
+                        0,
+                        OP_TIMEOUT_MS,
+                    )
                     .with_context(|| format!("{} thread {t}: FADD", me.name))?;
                 me.busy[t as usize].store(OP_IDLE, Ordering::Relaxed);
                 lock(&me.olds).push(old);
@@ -1143,35 +1157,14 @@ fn send_io(dev: &KrustDev, data: &[u8], timeout_ms: u32) -> io::Result<()> {
     dev.send(data, timeout_ms)
 }
 
+/// An RDMA READ or WRITE at a made-up key: for waits that never complete.
 fn rdma_io(dev: &KrustDev, write: bool, buf: &mut [u8], timeout_ms: u32) -> io::Result<()> {
-    let r = abi::Rdma {
-        remote_addr: 0x1000,
-        rkey: 0x1234,
-        timeout_ms,
-        buf: buf.as_mut_ptr() as u64,
-        len: buf.len() as u64,
-    };
-    let cmd = if write {
-        abi::IOCTL_RDMA_WRITE
-    } else {
-        abi::IOCTL_RDMA_READ
-    };
-    // SAFETY: `r` names `buf`, valid for its length both ways.
-    unsafe { dev.raw_ioctl(cmd, &r as *const _ as usize) }.map(|_| ())
+    dev.rdma_within(0x1000, 0x1234, buf, write, timeout_ms)
 }
 
+/// A fetch-and-add at a made-up key: for waits that never complete.
 fn fadd_io(dev: &KrustDev, timeout_ms: u32) -> io::Result<u64> {
-    let mut a = abi::AtomicOp {
-        remote_addr: 0x1000,
-        rkey: 0x1234,
-        op: abi::ATOMIC_FETCH_ADD,
-        compare_add: 1,
-        timeout_ms,
-        ..Default::default()
-    };
-    // SAFETY: `a` is an `AtomicOp`, what the command reads and writes.
-    unsafe { dev.raw_ioctl(abi::IOCTL_ATOMIC, &mut a as *mut _ as usize) }?;
-    Ok(a.result)
+    dev.atomic_within(0x1000, 0x1234, abi::ATOMIC_FETCH_ADD, 1, 0, timeout_ms)
 }
 
 fn respond_io(dev: &KrustDev, timeout_ms: u32) -> io::Result<()> {
