@@ -56,10 +56,12 @@ pub fn server(dev: &KrustDev, addr: abi::Addr) -> Result<()> {
     );
     let mut pings = 0u32;
     loop {
-        // The source advert; a disconnect here is the normal end.
+        // The source advert; a disconnect here is the normal end, and
+        // anything else (a timeout, say) an error.
         let src = match recv16(dev) {
             Ok(b) => Advert::decode(&b).context("bad advert")?,
-            Err(_) => break,
+            Err(e) if crate::scenario::is_reset(&e) => break,
+            Err(e) => return Err(e.context("receive the source advert")),
         };
         let mut data = vec![0u8; src.len as usize];
         dev.rdma(src.addr, src.rkey, &mut data, false)
