@@ -303,40 +303,36 @@ test_kernel_to_kernel_sendrecv() {
 # the sink, and each leg must take far less than a SEND's 20 s timeout.
 test_one_way_stream_credits() {
 	ensure_loaded
-	local sizes=1048576,2097152,2097152,1,1048576,2097152,65536,2097152 n=8 out port=7480 t poll
-	for poll in "" --poll; do
-		port=$((port + 1))
+	local sizes=1048576,2097152,2097152,1,1048576,2097152,65536,2097152 n=8 port=7480
+	stream_leg "kernel -> kernel" echo kernel-ping
+	stream_leg "kernel -> kernel (polled)" echo kernel-ping --poll
+	stream_leg "kernel -> userspace" serve kernel-ping
+	stream_leg "userspace -> kernel" echo ping
+}
+
+# stream_leg LABEL SINK SENDER [--poll]: one stream of test_one_way_stream_
+# credits ($sizes, $n messages, on the next $port): SINK is the module
+# (echo: kernel-echo --sink) or the userspace peer (serve --mode sink),
+# SENDER kernel-ping or ping.
+stream_leg() {
+	local label=$1 sink=$2 sender=$3 poll=${4:-} out t pid log
+	port=$((port + 1))
+	if [ "$sink" = echo ]; then
 		start_echo $port $n --sink --seed 5 $poll
-		t=$(date +%s%N)
-		out=$("$TOOL" kernel-ping --connect "$IP:$port" --sizes $sizes --seed 5 --one-way $poll 2>&1) ||
-			fail "kernel-ping --one-way $poll: $out"
-		wait "$ECHO_PID" || fail "kernel-echo --sink $poll: $(cat /tmp/echo.$port)"
-		grep -q "^$n message(s) streamed and verified by the sink$" <<<"$out" || fail "$out"
-		grep -q "^received and verified $n message(s)$" /tmp/echo.$port || fail "$(cat /tmp/echo.$port)"
-		t=$((($(date +%s%N) - t) / 1000000))
-		echo "  kernel -> kernel${poll:+ (polled)}: $n messages, 12 MiB, in $t ms"
-		[ $t -lt 10000 ] || fail "the stream stalled: $t ms"
-	done
-	port=$((port + 1))
-	start_serve $port --mode sink --count $n --seed 5
+		pid=$ECHO_PID log=/tmp/echo.$port
+	else
+		start_serve $port --mode sink --count $n --seed 5
+		pid=$SERVE_PID log=/tmp/serve.$port
+	fi
 	t=$(date +%s%N)
-	out=$("$TOOL" kernel-ping --connect "$IP:$port" --sizes $sizes --seed 5 --one-way 2>&1) ||
-		fail "kernel-ping --one-way to serve: $out"
-	wait "$SERVE_PID" || fail "serve --mode sink: $(cat /tmp/serve.$port)"
-	grep -q "^$n message(s) streamed and verified by the sink$" <<<"$out" || fail "$out"
+	out=$("$TOOL" "$sender" --connect "$IP:$port" --sizes $sizes --seed 5 --one-way $poll 2>&1) ||
+		fail "$label: $sender --one-way: $out"
+	wait "$pid" || fail "$label: the sink: $(cat "$log")"
+	grep -q "^$n message(s) streamed and verified by the sink$" <<<"$out" || fail "$label: $out"
+	grep -q "^received and verified $n message(s)$" "$log" || fail "$label: the sink: $(cat "$log")"
 	t=$((($(date +%s%N) - t) / 1000000))
-	echo "  kernel -> userspace: $n messages in $t ms"
-	[ $t -lt 10000 ] || fail "the stream stalled: $t ms"
-	port=$((port + 1))
-	start_echo $port $n --sink --seed 5
-	t=$(date +%s%N)
-	out=$("$TOOL" ping --connect "$IP:$port" --sizes $sizes --seed 5 --one-way 2>&1) ||
-		fail "ping --one-way: $out"
-	wait "$ECHO_PID" || fail "kernel-echo --sink: $(cat /tmp/echo.$port)"
-	grep -q "^$n message(s) streamed and verified by the sink$" <<<"$out" || fail "$out"
-	t=$((($(date +%s%N) - t) / 1000000))
-	echo "  userspace -> kernel: $n messages in $t ms"
-	[ $t -lt 10000 ] || fail "the stream stalled: $t ms"
+	echo "  $label: $n messages, 12 MiB, in $t ms"
+	[ $t -lt 10000 ] || fail "$label: the stream stalled: $t ms"
 }
 
 # Busy-polling connections (CONN_POLL) carry the same data: both ends

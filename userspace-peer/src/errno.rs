@@ -7,7 +7,7 @@
 
 use crate::abi::{self, ioc, IOC_MAGIC, IOC_READ, IOC_WRITE};
 use crate::kdev::KrustDev;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use std::mem::size_of;
 
 /// A kernel address: never a valid user pointer.
@@ -285,23 +285,31 @@ fn cases(device_count: u32) -> Vec<Case> {
 /// A page mapped read-only holding a valid `DeviceList`.
 struct ReadOnlyPage(*mut libc::c_void, usize);
 
+/// A new private anonymous mapping of `len` bytes, readable and writable,
+/// for tests that then change its protection; the caller unmaps it.
+pub fn map_anon(len: usize) -> std::io::Result<*mut libc::c_void> {
+    // SAFETY: a new private anonymous mapping, no address hint; no existing
+    // memory changes.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p)
+}
+
 impl ReadOnlyPage {
     fn new() -> Result<Self> {
         let len = 4096;
-        // SAFETY: an anonymous private mapping, no address hint.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            bail!("mmap: {}", std::io::Error::last_os_error());
-        }
+        let p = map_anon(len).context("mmap")?;
         let page = Self(p, len);
         // SAFETY: the mapping is writable, page-aligned and large enough.
         unsafe {

@@ -260,20 +260,7 @@ struct Map {
 impl Map {
     fn new(rw: usize, guard: usize) -> Result<Self> {
         let len = rw + guard;
-        // SAFETY: a new private anonymous mapping; no existing memory changes.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error()).context("mmap");
-        }
+        let p = crate::errno::map_anon(len).context("mmap")?;
         let m = Self {
             base: p.cast(),
             rw,
