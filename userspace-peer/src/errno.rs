@@ -331,12 +331,16 @@ impl Drop for ReadOnlyPage {
     }
 }
 
-/// The symbolic name of an errno, for messages.
-pub fn errno_name(e: i32) -> &'static str {
-    match e {
+/// The symbolic name of an errno, for messages and tables (`E<n>` for
+/// unusual ones).
+pub fn errno_name(e: i32) -> String {
+    let name = match e {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",
         libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::E2BIG => "E2BIG",
+        libc::EAGAIN => "EAGAIN",
         libc::ENOMEM => "ENOMEM",
         libc::EACCES => "EACCES",
         libc::EFAULT => "EFAULT",
@@ -344,16 +348,33 @@ pub fn errno_name(e: i32) -> &'static str {
         libc::ENODEV => "ENODEV",
         libc::EINVAL => "EINVAL",
         libc::ENOTTY => "ENOTTY",
+        libc::ENOSPC => "ENOSPC",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENODATA => "ENODATA",
+        libc::EPROTO => "EPROTO",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETDOWN => "ENETDOWN",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::ECONNABORTED => "ECONNABORTED",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ENOBUFS => "ENOBUFS",
+        libc::EISCONN => "EISCONN",
         libc::ENOTCONN => "ENOTCONN",
         libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::EMSGSIZE => "EMSGSIZE",
-        libc::ECONNRESET => "ECONNRESET",
         libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::EALREADY => "EALREADY",
         libc::EREMOTEIO => "EREMOTEIO",
-        libc::EISCONN => "EISCONN",
-        libc::ENOSPC => "ENOSPC",
-        _ => "E?",
-    }
+        512 => "ERESTARTSYS",
+        _ => return format!("E{e}"),
+    };
+    name.to_string()
 }
 
 /// Runs every case; prints one `ok`/`FAIL` line each; returns the failures.
@@ -420,6 +441,13 @@ pub fn check_all(dev: &KrustDev) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errno_names() {
+        assert_eq!(errno_name(libc::EFAULT), "EFAULT");
+        assert_eq!(errno_name(512), "ERESTARTSYS");
+        assert_eq!(errno_name(9999), "E9999");
+    }
 
     #[test]
     fn every_case_is_a_distinct_invalid_input() {

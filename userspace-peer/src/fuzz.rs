@@ -33,6 +33,7 @@
 //! is `fuzz: N calls, M commands, seed X` (M: distinct command numbers).
 
 use crate::abi;
+use crate::errno::errno_name;
 use crate::kdev::KrustDev;
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -105,51 +106,6 @@ impl Rng {
     pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
         xs[self.below(xs.len() as u64) as usize]
     }
-}
-
-/// The name of an errno, for the tables (`E<n>` for unusual ones).
-pub fn errno_str(e: i32) -> String {
-    let name = match e {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::E2BIG => "E2BIG",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::ENODEV => "ENODEV",
-        libc::EINVAL => "EINVAL",
-        libc::ENOTTY => "ENOTTY",
-        libc::ENOSPC => "ENOSPC",
-        libc::ERANGE => "ERANGE",
-        libc::ENOSYS => "ENOSYS",
-        libc::ENODATA => "ENODATA",
-        libc::EPROTO => "EPROTO",
-        libc::EOVERFLOW => "EOVERFLOW",
-        libc::EMSGSIZE => "EMSGSIZE",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::EADDRINUSE => "EADDRINUSE",
-        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
-        libc::ENETDOWN => "ENETDOWN",
-        libc::ENETUNREACH => "ENETUNREACH",
-        libc::ECONNABORTED => "ECONNABORTED",
-        libc::ECONNRESET => "ECONNRESET",
-        libc::ENOBUFS => "ENOBUFS",
-        libc::EISCONN => "EISCONN",
-        libc::ENOTCONN => "ENOTCONN",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ECONNREFUSED => "ECONNREFUSED",
-        libc::EHOSTUNREACH => "EHOSTUNREACH",
-        libc::EALREADY => "EALREADY",
-        libc::EREMOTEIO => "EREMOTEIO",
-        512 => "ERESTARTSYS",
-        _ => return format!("E{e}"),
-    };
-    name.to_string()
 }
 
 /// Errnos a call may return without that being a bug.
@@ -674,7 +630,7 @@ impl Fuzzer {
         if self.args.trace {
             let res = match (&r, e) {
                 (Ok(v), _) => format!("ok {v}"),
-                (Err(_), Some(e)) => errno_str(e),
+                (Err(_), Some(e)) => errno_name(e),
                 _ => "?".into(),
             };
             println!(
@@ -693,18 +649,18 @@ impl Fuzzer {
         let bad = match (&r, e, expect) {
             (Ok(v), _, _) if *v != 0 => Some(format!("returned {v}")),
             (_, Some(e), _) if !SANE_ERRNOS.contains(&e) => {
-                Some(format!("errno {} outside the sane set", errno_str(e)))
+                Some(format!("errno {} outside the sane set", errno_name(e)))
             }
             (_, Some(e), Expect::Errno(want)) if e != want => Some(format!(
                 "errno {}, expected {}",
-                errno_str(e),
-                errno_str(want)
+                errno_name(e),
+                errno_name(want)
             )),
             (Ok(_), _, Expect::Errno(want)) => {
-                Some(format!("succeeded, expected {}", errno_str(want)))
+                Some(format!("succeeded, expected {}", errno_name(want)))
             }
             (Ok(_), _, Expect::Fails) => Some("succeeded, expected a failure".into()),
-            (_, Some(e), Expect::Ok) => Some(format!("failed with {}", errno_str(e))),
+            (_, Some(e), Expect::Ok) => Some(format!("failed with {}", errno_name(e))),
             _ => None,
         };
         if let Some(msg) = bad {
@@ -1402,7 +1358,7 @@ impl Fuzzer {
             errs.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
             let hist: Vec<String> = errs
                 .iter()
-                .map(|(e, c)| format!("{}:{c}", errno_str(*e)))
+                .map(|(e, c)| format!("{}:{c}", errno_name(*e)))
                 .collect();
             println!(
                 "{name:<14} {:>8} {:>8}  {}",
@@ -1530,12 +1486,5 @@ mod tests {
     fn reals_match_the_abi() {
         let ours: Vec<u32> = REALS.iter().map(|r| r.cmd).collect();
         assert_eq!(ours, abi::ALL_CMDS);
-    }
-
-    #[test]
-    fn errno_names() {
-        assert_eq!(errno_str(libc::EFAULT), "EFAULT");
-        assert_eq!(errno_str(512), "ERESTARTSYS");
-        assert_eq!(errno_str(9999), "E9999");
     }
 }

@@ -28,7 +28,8 @@
 
 use crate::abi;
 use crate::ctl::Advert;
-use crate::fuzz::{errno_str, Rng};
+use crate::errno::errno_name;
+use crate::fuzz::Rng;
 use crate::kdev::KrustDev;
 use crate::pattern;
 use anyhow::{bail, Context, Result};
@@ -852,7 +853,7 @@ pub fn recv_race(path: &str, a: &RaceArgs) -> Result<()> {
                     }
                 }
                 Ok((_, n)) => format!("a length of {n}"),
-                Err(e) => format!("{} ({e})", errno_str(errno_of(&e))),
+                Err(e) => format!("{} ({e})", errno_name(errno_of(&e))),
             });
         }
         got.sort();
@@ -1287,18 +1288,18 @@ fn expect_state(dev: &KrustDev, state: u32, errors: &[u32]) -> Result<()> {
         if i.error == 0 {
             "0".into()
         } else {
-            errno_str(i.error as i32)
+            errno_name(i.error as i32)
         }
     );
     if i.state != state || !errors.contains(&i.error) {
-        let want: Vec<String> = errors.iter().map(|&e| errno_str(e as i32)).collect();
+        let want: Vec<String> = errors.iter().map(|&e| errno_name(e as i32)).collect();
         bail!("expected state {} error {}", name(state), want.join(" or "));
     }
     if errors.len() > 1 && i.error != errors[0] {
         println!(
             "note: ConnInfo.error is {}, not the {} the call returned",
-            errno_str(i.error as i32),
-            errno_str(errors[0] as i32)
+            errno_name(i.error as i32),
+            errno_name(errors[0] as i32)
         );
     }
     Ok(())
@@ -1349,7 +1350,7 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
                 connect_io(&dev, dst, to, poll),
                 &[libc::EISCONN],
             )?;
-            println!("after: a second CONNECT: {}", errno_str(e));
+            println!("after: a second CONNECT: {}", errno_name(e));
             close_timed(dev)?;
         }
         BlockCase::SendCredits => {
@@ -1370,7 +1371,7 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             )?;
             println!(
                 "after: the peer received the first message, then {}: the interrupted one was not sent",
-                errno_str(e)
+                errno_name(e)
             );
             pattern::fill(&mut msg, 5, 2);
             c.send(&msg, 10_000).context("SEND after EINTR")?;
@@ -1402,7 +1403,7 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             };
             let want = [libc::ETIMEDOUT, libc::ECONNRESET];
             let e = expect_err("the next operation", again, &want)?;
-            println!("after: the next operation on the file: {}", errno_str(e));
+            println!("after: the next operation on the file: {}", errno_name(e));
             close_timed(dev)?;
         }
         BlockCase::Bench => {
