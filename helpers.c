@@ -4,6 +4,8 @@
  * rdma_cm that Rust cannot call. No logic lives here: every function forwards
  * its arguments and returns the result. See Documentation/design.rst.
  */
+#include <linux/fs.h>
+#include <linux/ratelimit.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -111,3 +113,18 @@ struct rdma_cm_id *rkrust_rdma_create_id(struct net *net,
 {
 	return rdma_create_id(net, handler, context, ps, qp_type);
 }
+
+/* A macro over a static state: the module's one log rate limit. */
+static DEFINE_RATELIMIT_STATE(rkrust_ratelimit_state, 5 * HZ, 10);
+
+bool rkrust_ratelimit(void)
+{
+	return __ratelimit(&rkrust_ratelimit_state);
+}
+
+/*
+ * A C table entry: compat_ptr_ioctl() is a function with CONFIG_COMPAT and a
+ * NULL macro without it.
+ */
+long (*const rkrust_compat_ptr_ioctl)(struct file *, unsigned int,
+				      unsigned long) = compat_ptr_ioctl;

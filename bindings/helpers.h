@@ -48,4 +48,10 @@ struct rdma_cm_id *rkrust_rdma_create_id(struct net *net,
 					 enum rdma_ucm_port_space ps,
 					 enum ib_qp_type qp_type);
 
+bool rkrust_ratelimit(void);
+
+struct file;
+extern long (*const rkrust_compat_ptr_ioctl)(struct file *, unsigned int,
+					     unsigned long);
+
 #endif /* RDMA_KRUST_HELPERS_H */

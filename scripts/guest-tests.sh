@@ -59,6 +59,8 @@ ALL_TESTS=(
 	concurrent_recv_whole_messages
 	send_timeout_holds_under_credit_exchange
 	peer_killed_mid_transfer
+	hostile_peer_costs_only_its_connection
+	listener_close_races_connect
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -870,6 +872,63 @@ test_peer_killed_mid_transfer() {
 	out=$(tail -1 /tmp/killed.out)
 	echo "  after $(grep -c '^ok ' /tmp/killed.out) messages: $out"
 	grep -qE 'Connection reset by peer|Transport endpoint is not connected' <<<"$out" || fail "unexpected: $out"
+}
+
+# rdma-krust hostile for KRUST_HOSTILE_SECONDS (60): a userspace peer that
+# speaks the message protocol and lies (grants of u32::MAX, 1 and random,
+# lengths over the maximum, fragments out of order, duplicated, missing or
+# longer than announced, unknown flags and versions, FIRST in the middle,
+# garbage, credit messages with data and in a flood, a disconnect in the
+# middle of a message), one lie per connection, the module listening and
+# connecting by turns. The module's file must get the honest messages
+# intact, then EPROTO (ECONNRESET for the disconnect) with the connection
+# closed on it; a bystander connection of the module echoes pattern messages
+# throughout and checks every byte. Then the module unloads: no file, id or
+# reference leaked. The module logs the violations, rate-limited.
+test_hostile_peer_costs_only_its_connection() {
+	ensure_loaded
+	local secs=${KRUST_HOSTILE_SECONDS:-60} out rc last n
+	out=$(timeout $((secs + 120)) "$TOOL" hostile --seconds "$secs" --port 7700 --seed "${KRUST_HOSTILE_SEED:-$RANDOM}" 2>&1) &&
+		rc=0 || rc=$?
+	grep -v '^negotiated ' <<<"$out" | sed 's/^/  /'
+	[ $rc != 124 ] || fail "hostile hung (killed after $((secs + 120)) s)"
+	[ $rc = 0 ] || fail "hostile failed ($rc)"
+	last=$(grep '^hostile: [0-9]* rounds' <<<"$out" | tail -1)
+	[[ "$last" =~ ^hostile:\ ([0-9]+)\ rounds,\ 16\ kinds,\ all\ answered\ as\ the\ rules\ say\;\ bystander:\ ([0-9]+)\ round\ trips\ verified ]] ||
+		fail "last line: $last"
+	[ "${BASH_REMATCH[2]}" -gt 0 ] || fail "the bystander made no round trip"
+	n=$(klog | grep -c 'peer broke the message protocol')
+	[ "$n" -gt 0 ] || fail "no violation logged"
+	echo "  module log: $n violation lines (rate-limited)"
+	rmmod rdma_krust || fail "rmmod after the hostile peer failed"
+	insmod "$KO" || fail "insmod after the hostile peer failed"
+}
+
+# A listening file is closed while a connect to it is being handled, 300
+# times, the close 0 to 20 ms after the connect starts (rdma-krust
+# listen-close-race), on a device of its own. Every round's connect ends
+# (connected, refused, reset or timed out); then the device is deleted,
+# which rdma_cm only completes once every id on it is destroyed: a request
+# set up after its listener's file closed used to stay behind, held by a
+# reference cycle, and the delete hung. Then the module unloads.
+test_listener_close_races_connect() {
+	ensure_loaded
+	veth_rxe rxe12 12 198.51.100.25
+	local out t del
+	out=$(timeout 300 "$TOOL" listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed "$RANDOM" 2>&1) ||
+		fail "listen-close-race failed: $out"
+	echo "  $out"
+	t=$(date +%s%N)
+	rdma link delete rxe12 &
+	del=$!
+	if ! wait_for 20 eval "! kill -0 $del"; then
+		fail "rdma link delete rxe12 still waiting after 20 s: an id was left behind"
+	fi
+	wait $del || fail "rdma link delete rxe12 failed"
+	echo "  rdma link delete took $((($(date +%s%N) - t) / 1000000)) ms"
+	ip link del kv12
+	rmmod rdma_krust || fail "rmmod failed"
+	insmod "$KO" || fail "insmod failed"
 }
 
 # The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20): real and

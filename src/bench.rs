@@ -13,7 +13,7 @@ use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
     misc,
-    verbs::SendOp,
+    verbs::{SendOp, Window},
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
 
@@ -137,7 +137,7 @@ impl Conn {
             buf: Some(buf),
             len,
         };
-        qp.post_send(self, w, op, true).map_err(|(e, _)| e)
+        qp.post_send(self, w, op).map_err(|(e, _)| e)
     }
 
     /// Waits until at most `pending` steps are outstanding.
@@ -307,21 +307,7 @@ impl Conn {
         first: bool,
     ) -> Result<i64> {
         let size = b.size as usize;
-        let mut win = self.take_window_buf(b.window, size)?;
-        let r = self.write_pingpong_with(b, timeout, samples, first, &mut win);
-        self.put_window_buf(b.window, win);
-        r
-    }
-
-    fn write_pingpong_with(
-        self: &Arc<Self>,
-        b: &abi::Bench,
-        timeout: u32,
-        samples: &mut KVec<u64>,
-        first: bool,
-        win: &mut Option<DeviceBuf>,
-    ) -> Result<i64> {
-        let size = b.size as usize;
+        let win = self.window(b.window, size)?;
         let op = Self::bench_op(b);
         let mut src = Some(self.bench_buf(b)?);
         let mut end = 0;
@@ -329,7 +315,7 @@ impl Conn {
             let tag = (i % 256) as u8;
             let t0 = Ktime::ktime_get().to_ns();
             if !first {
-                end = self.poll_window(win, size - 1, tag, timeout)?;
+                end = self.poll_window(&win, size - 1, tag, timeout)?;
             }
             // The last byte of what we WRITE carries the tag.
             let mut cpu = src.take().ok_or(EIO)?.into_cpu();
@@ -339,7 +325,7 @@ impl Conn {
             let gen = self.bench_gen(1);
             self.bench_post(gen, 0, cpu.into_device(), size, op)?;
             if first {
-                end = self.poll_window(win, size - 1, tag, timeout)?;
+                end = self.poll_window(&win, size - 1, tag, timeout)?;
                 if samples.capacity() > samples.len() {
                     samples.push(((end - t0).max(0) / 2) as u64, GFP_KERNEL)?;
                 }
@@ -351,25 +337,18 @@ impl Conn {
     }
 
     /// Polls byte `at` of the window memory `win` until the peer's WRITE
-    /// has put `tag` there; returns when it saw it. Each look is a sync for
-    /// the CPU and back. Completions are reaped meanwhile on a busy-polling
-    /// connection.
-    fn poll_window(
-        &self,
-        win: &mut Option<DeviceBuf>,
-        at: usize,
-        tag: u8,
-        timeout: u32,
-    ) -> Result<i64> {
+    /// has put `tag` there; returns when it saw it. Each look syncs that one
+    /// byte for the CPU, and nothing back (see [`Window::read`]).
+    /// Completions are reaped meanwhile on a busy-polling connection.
+    fn poll_window(&self, win: &Window, at: usize, tag: u8, timeout: u32) -> Result<i64> {
         // Jiffies for the deadline: ktime_get() is read only once the tag
         // is there (under TCG each read is an exit to QEMU's HPET).
         let start = misc::jiffies();
         let limit = kernel::time::msecs_to_jiffies(timeout);
         loop {
-            let cpu = win.take().ok_or(EIO)?.into_cpu();
-            let seen = cpu.get(at).copied();
-            *win = Some(cpu.into_device());
-            if seen == Some(tag) {
+            let mut seen = [0u8];
+            win.read(at, &mut seen)?;
+            if seen[0] == tag {
                 return Ok(Ktime::ktime_get().to_ns());
             }
             {

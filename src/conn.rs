@@ -26,7 +26,7 @@ use crate::kapi::{
     errno,
     ib::DeviceRef,
     misc,
-    verbs::{Access, CompletionHandler, Mr, Qp, QpCaps, Reaping, SendOp, Wc, WorkCtx},
+    verbs::{Access, CompletionHandler, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
 };
 use crate::registry::{DeviceUser, Registry};
 #[path = "bench.rs"]
@@ -58,7 +58,8 @@ const OP_SLOTS: usize = if OP_MAX_CHUNKS > abi::BENCH_MAX_DEPTH as usize {
 } else {
     abi::BENCH_MAX_DEPTH as usize
 };
-const PAGE: usize = kernel::page::PAGE_SIZE;
+/// Bytes a window copy moves through its bounce buffer at a time.
+const WINDOW_IO_CHUNK: usize = 64 * 1024;
 
 /// What a posted work request owns.
 pub(crate) enum Work {
@@ -90,19 +91,18 @@ impl WorkCtx for Work {
 enum Step {
     /// A send-queue operation with its buffer.
     Send(SendOp, Option<DeviceBuf>, usize),
-    /// Register a memory region.
-    Reg(Arc<Mr>, Access),
-    /// Invalidate a memory region's key.
-    Inv(Arc<Mr>),
+    /// Register a window's region.
+    Reg(Arc<Window>, Access),
+    /// Invalidate a window's key.
+    Inv(Arc<Window>),
 }
 
-/// A kernel buffer exposed to the peer.
-struct Window {
-    id: u32,
-    len: usize,
-    mr: Arc<Mr>,
-    /// The memory; `None` only while a copy to or from user memory runs.
-    buf: Option<DeviceBuf>,
+/// A window exposed to the peer, in its slot of [`Conn::windows`] (the
+/// slot's index is the window's id).
+struct Exposed {
+    /// Memory and region together; copies to and from user memory hold a
+    /// count of their own, so they run without the `windows` lock.
+    mem: Arc<Window>,
     /// Registered and not revoked. A window whose registration or revocation
     /// did not finish stays here, unusable, until the connection is torn
     /// down (its memory must outlive any key the peer might still use).
@@ -182,8 +182,13 @@ struct St {
     error: Option<Error>,
     /// The last cm event the connect path waits for.
     cm_event: Option<CmEventKind>,
-    /// Data fragments received, in order.
+    /// Data fragments received, in order; only whole messages and the
+    /// start of the next one, each checked by `wire`.
     rx: Fifo<Fragment>,
+    /// The peer's message stream as checked so far.
+    wire: abi::WireRx,
+    /// The peer broke the protocol: later receives are dropped unread.
+    wire_broken: bool,
     /// Receive buffers that are free to repost (credit-only messages).
     repost: Fifo<DeviceBuf>,
     /// SENDs the peer has receives for.
@@ -218,15 +223,55 @@ struct St {
 }
 
 /// The cm ids of the connection.
+///
+/// An id's handler context is the connection, which owns the id here: a
+/// reference cycle, by design, that [`Conn::shutdown`] breaks by sealing
+/// this. A sealed `Ep` holds no id and takes none ([`Ep::install`] hands the
+/// id back), so an id set up while the connection was being shut down (a
+/// request handled as its listener closed, a connect that succeeded as the
+/// device went) cannot slip in after the shutdown took the ids and keep the
+/// connection, its QP and its device alive forever.
+///
+/// # Invariants
+///
+/// `sealed` implies `listener` and `id` are `None`.
 struct Ep {
     listener: Option<CmId<Conn>>,
     id: Option<CmId<Conn>>,
+    sealed: bool,
+}
+
+/// Which id of [`Ep`] to install.
+enum Slot {
+    Listener,
+    Connection,
 }
 
 impl Ep {
     /// The connection's QP, if it has one.
     fn qp(&self) -> Option<&Qp> {
         self.id.as_ref().and_then(|id| id.qp())
+    }
+
+    /// Keeps `id` in `slot`, unless the connection was shut down: then the
+    /// id comes back, for the caller to destroy (outside `ep`, or with
+    /// [`HandlerId::disown`] inside its own handler).
+    fn install(&mut self, slot: Slot, id: CmId<Conn>) -> core::result::Result<(), CmId<Conn>> {
+        if self.sealed {
+            return Err(id);
+        }
+        match slot {
+            Slot::Listener => self.listener = Some(id),
+            Slot::Connection => self.id = Some(id),
+        }
+        Ok(())
+    }
+
+    /// Takes both ids and takes no more: the listener and the connection.
+    fn seal(&mut self) -> (Option<CmId<Conn>>, Option<CmId<Conn>>) {
+        self.sealed = true;
+        // INVARIANT: sealed, and both taken.
+        (self.listener.take(), self.id.take())
     }
 }
 
@@ -239,9 +284,10 @@ pub(crate) struct Conn {
     cv: CondVar,
     #[pin]
     ep: Mutex<Ep>,
-    /// Exposed windows.
+    /// Exposed windows: [`abi::MAX_WINDOWS`] slots, allocated up front, so
+    /// that removing one never allocates (and cannot fail).
     #[pin]
-    windows: Mutex<KVec<Window>>,
+    windows: Mutex<KVec<Option<Exposed>>>,
     registry: Arc<Registry>,
 }
 
@@ -328,7 +374,10 @@ impl Conn {
             op_bufs.push(None, GFP_KERNEL)?;
             op_stamps.push(0, GFP_KERNEL)?;
         }
-        let windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
+        let mut windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
+        for _ in 0..abi::MAX_WINDOWS {
+            windows.push(None, GFP_KERNEL)?;
+        }
         Arc::pin_init(
             pin_init!(Self {
                 st <- new_mutex!(St {
@@ -336,6 +385,8 @@ impl Conn {
                     error: None,
                     cm_event: None,
                     rx,
+                    wire: abi::WireRx::default(),
+                    wire_broken: false,
                     repost,
                     credits: 0,
                     pending_grant: 0,
@@ -357,7 +408,11 @@ impl Conn {
                     turns: 0,
                 }),
                 cv <- new_condvar!(),
-                ep <- new_mutex!(Ep { listener: None, id: None }),
+                ep <- new_mutex!(Ep {
+                    listener: None,
+                    id: None,
+                    sealed: false,
+                }),
                 windows <- new_mutex!(windows),
                 registry,
             }),
@@ -541,8 +596,12 @@ impl Conn {
         if let Some(qp) = id.qp() {
             self.record_depths(qp)?;
         }
-        self.ep.lock().id = Some(id);
-        Ok(())
+        let refused = self.ep.lock().install(Slot::Connection, id);
+        // Shut down meanwhile (the device went): the id goes, outside `ep`.
+        refused.map_err(|id| {
+            drop(id);
+            Self::closed_error(&self.st.lock())
+        })
     }
 
     fn wait_cm(&self, ms: u32, want: CmEventKind) -> Result {
@@ -651,7 +710,12 @@ impl Conn {
         // wildcard listener is on no device; rdma_cm handles its per-device
         // children itself.)
         let dev = l.device();
-        self.ep.lock().listener = Some(l);
+        let refused = self.ep.lock().install(Slot::Listener, l);
+        if let Err(l) = refused {
+            // Outside `ep`: destroying an id waits for its handlers.
+            drop(l);
+            return Err(Self::closed_error(&self.st.lock()));
+        }
         if let Some(dev) = dev {
             if let Err(e) = self.attach(&dev) {
                 let l = self.ep.lock().listener.take();
@@ -714,11 +778,16 @@ impl Conn {
                 // Best effort: the peer then fails at once with
                 // ECONNREFUSED instead of waiting for its timeout.
                 let _ = hid.reject();
+                hid.disown(child);
+                return r;
             }
-            // Kept even on failure: it must not be destroyed in its own
-            // handler; closing the fd destroys it.
-            self.ep.lock().id = Some(child);
-            r
+            // Shut down while this request was set up (the file closed, the
+            // device went): rdma_cm destroys the child, the peer is refused.
+            let refused = self.ep.lock().install(Slot::Connection, child);
+            refused.map_err(|child| {
+                hid.disown(child);
+                Self::closed_error(&self.st.lock())
+            })
         });
         if let Err(e) = r {
             pr_debug!("accept failed: {:?}\n", e);
@@ -772,10 +841,7 @@ impl Conn {
             let mut st = self.st.lock();
             self.close_locked(&mut st, err);
         }
-        let (listener, mut id) = {
-            let mut ep = self.ep.lock();
-            (ep.listener.take(), ep.id.take())
-        };
+        let (listener, mut id) = self.ep.lock().seal();
         // Outside the locks: these wait for running handlers and drain the QP
         // (whose completions take `st`). nvme-rdma's order: disconnect,
         // drain, destroy the QP and CQ; then the windows' MRs, the PD (with
@@ -784,9 +850,11 @@ impl Conn {
         if let Some(id) = id.as_mut() {
             id.close_qp();
         }
-        // With the QP gone no peer can reach a window: now they can go.
-        let windows = core::mem::replace(&mut *self.windows.lock(), KVec::new());
-        drop(windows);
+        // With the QP gone no peer can reach a window: now they can go (a
+        // copy still running on one frees it when it ends).
+        for w in self.windows.lock().iter_mut() {
+            *w = None;
+        }
         drop(id);
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {
@@ -849,7 +917,7 @@ impl Conn {
             cpu.get_mut(..HDR)
                 .ok_or(EINVAL)?
                 .copy_from_slice(&hdr.encode());
-            qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send, true)
+            qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send)
                 .map_err(|(e, _)| e)
         });
         if r.is_err() {
@@ -969,7 +1037,7 @@ impl Conn {
             let ep = self.ep.lock();
             match ep.qp() {
                 Some(qp) => qp
-                    .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send, true)
+                    .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send)
                     .map_err(|(e, _)| e),
                 None => Err(self.no_qp()),
             }
@@ -1029,7 +1097,6 @@ impl Conn {
                     self,
                     Work::Send(cpu.into_device(), HDR + chunk),
                     SendOp::Send,
-                    true,
                 )
                 .map_err(|(e, _)| e),
             None => Err(self.no_qp()),
@@ -1139,25 +1206,25 @@ impl Conn {
                 let r = match step {
                     Step::Send(op, buf, len) => {
                         let w = Work::Op { gen, idx, buf, len };
-                        qp.post_send(self, w, op, true)
+                        qp.post_send(self, w, op)
                     }
-                    Step::Reg(mr, access) => {
+                    Step::Reg(mem, access) => {
                         let w = Work::Op {
                             gen,
                             idx,
                             buf: None,
                             len: 0,
                         };
-                        qp.post_reg_mr(self, w, &mr, access)
+                        qp.post_reg_mr(self, w, &mem, access)
                     }
-                    Step::Inv(mr) => {
+                    Step::Inv(mem) => {
                         let w = Work::Op {
                             gen,
                             idx,
                             buf: None,
                             len: 0,
                         };
-                        qp.post_local_inv(self, w, &mr)
+                        qp.post_local_inv(self, w, &mem)
                     }
                 };
                 if let Err((e, _)) = r {
@@ -1308,138 +1375,112 @@ impl Conn {
         }
         let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
         Self::require_connected(&self.st.lock())?;
-        let len = e.len as usize;
-        let (dev, pd) = {
+        let pd = {
             let ep = self.ep.lock();
             let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-            (qp.pd().device().clone(), qp.pd().clone())
+            qp.pd().clone()
         };
-        let id = {
-            let windows = self.windows.lock();
-            if windows.len() >= abi::MAX_WINDOWS as usize {
-                return Err(ENOSPC);
-            }
-            (0..abi::MAX_WINDOWS)
-                .find(|i| windows.iter().all(|w| w.id != *i))
-                .ok_or(ENOSPC)?
-        };
-        // Whole pages: kmalloc returns page-aligned memory for these sizes,
-        // so the window's address can be page-aligned too.
-        let pages = len.div_ceil(PAGE);
-        let buf = DeviceBuf::alloc(&dev, pages * PAGE, Direction::Bidirectional)?;
-        let mut mr = Mr::frwr(&pd, pages as u32)?;
+        // The turn keeps other exposes and revokes out until this one is in
+        // its slot.
+        let id = self
+            .windows
+            .lock()
+            .iter()
+            .position(Option::is_none)
+            .ok_or(ENOSPC)?;
         // Not a kernel address: the window id in the high bits.
-        mr.map(&buf, len, (u64::from(id) + 1) << 32)?;
-        let mr = Arc::new(mr, GFP_KERNEL)?;
-        let (addr, rkey) = (mr.iova(), mr.rkey());
-        self.windows.lock().push(
-            Window {
-                id,
-                len,
-                mr: mr.clone(),
-                buf: Some(buf),
-                live: false,
-            },
+        let mem = Arc::new(
+            Window::new(&pd, e.len as usize, (id as u64 + 1) << 32)?,
             GFP_KERNEL,
         )?;
+        let (addr, rkey) = (mem.iova(), mem.rkey());
+        if let Some(slot) = self.windows.lock().get_mut(id) {
+            *slot = Some(Exposed {
+                mem: mem.clone(),
+                live: false,
+            });
+        }
         let mut steps = KVec::new();
-        steps.push(Step::Reg(mr, access), GFP_KERNEL)?;
+        steps.push(Step::Reg(mem, access), GFP_KERNEL)?;
         self.run_op(abi::DEFAULT_TIMEOUT_MS, steps)?;
-        if let Some(w) = self.windows.lock().iter_mut().find(|w| w.id == id) {
+        if let Some(Some(w)) = self.windows.lock().get_mut(id) {
             w.live = true;
         }
-        Ok((addr, rkey, id))
+        Ok((addr, rkey, id as u32))
+    }
+
+    /// The memory of live window `id`, if it has at least `len` bytes.
+    fn window(&self, id: u32, len: usize) -> Result<Arc<Window>> {
+        let windows = self.windows.lock();
+        let w = windows
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .filter(|w| w.live)
+            .ok_or(ENOENT)?;
+        if w.mem.len() < len {
+            return Err(EINVAL);
+        }
+        Ok(w.mem.clone())
     }
 
     /// `IOCTL_REVOKE`: invalidate the key, then free the window.
     pub(crate) fn revoke(self: &Arc<Self>, id: u32) -> Result {
         let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
-        let mr = {
-            let windows = self.windows.lock();
-            let w = windows
-                .iter()
-                .find(|w| w.id == id && w.live)
-                .ok_or(ENOENT)?;
-            w.mr.clone()
-        };
+        let mem = self.window(id, 0)?;
         let mut steps = KVec::new();
-        steps.push(Step::Inv(mr), GFP_KERNEL)?;
+        steps.push(Step::Inv(mem), GFP_KERNEL)?;
         let r = self.run_op(abi::DEFAULT_TIMEOUT_MS, steps);
         let mut windows = self.windows.lock();
-        if let Some(w) = windows.iter_mut().find(|w| w.id == id) {
-            w.live = false;
-        }
-        r?;
-        // The key is dead: the window can go now.
-        let keep = core::mem::replace(&mut *windows, KVec::new());
-        for w in keep {
-            if w.id != id {
-                windows.push(w, GFP_KERNEL)?;
+        if let Some(slot) = windows.get_mut(id as usize) {
+            match r {
+                // The key is dead: the window can go now.
+                Ok(_) => *slot = None,
+                // Perhaps still valid: kept, unusable, until teardown.
+                Err(_) => {
+                    if let Some(w) = slot.as_mut() {
+                        w.live = false;
+                    }
+                }
             }
         }
-        Ok(())
+        r.map(|_| ())
     }
 
     /// `IOCTL_WINDOW_READ` / `IOCTL_WINDOW_WRITE`: copy between a window and
-    /// user memory.
+    /// user memory, through a kernel bounce buffer (the window is only ever
+    /// copied by range, see [`Window`]), without the `windows` lock: a
+    /// user copy that stalls (userfaultfd) holds up nothing else.
     pub(crate) fn window_io(&self, io: &abi::WindowIo, to_user: bool) -> Result {
         if io.reserved != 0 {
             return Err(EINVAL);
         }
-        let mut windows = self.windows.lock();
-        let w = windows
-            .iter_mut()
-            .find(|w| w.id == io.id && w.live)
-            .ok_or(ENOENT)?;
+        let mem = self.window(io.id, 0)?;
         let end = io.offset.checked_add(io.len).ok_or(EINVAL)?;
-        if end > w.len as u64 {
+        if end > mem.len() as u64 {
             return Err(EINVAL);
         }
         let (off, len) = (io.offset as usize, io.len as usize);
-        let mut cpu = w.buf.take().ok_or(EBUSY)?.into_cpu();
-        let r = match cpu.get_mut(off..off + len) {
-            Some(part) if to_user => UserSlice::new(io.buf as usize, len)
-                .writer()
-                .write_slice(part),
-            Some(part) => UserSlice::new(io.buf as usize, len)
-                .reader()
-                .read_slice(part),
-            None => Err(EINVAL),
-        };
-        w.buf = Some(cpu.into_device());
-        r
+        let mut bounce = KVec::with_capacity(len.min(WINDOW_IO_CHUNK), GFP_KERNEL)?;
+        bounce.extend_with(len.min(WINDOW_IO_CHUNK), 0u8, GFP_KERNEL)?;
+        let (mut reader, mut writer) = UserSlice::new(io.buf as usize, len).reader_writer();
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(WINDOW_IO_CHUNK);
+            let chunk = bounce.get_mut(..n).ok_or(EINVAL)?;
+            if to_user {
+                mem.read(off + done, chunk)?;
+                writer.write_slice(chunk)?;
+            } else {
+                reader.read_slice(chunk)?;
+                mem.write(off + done, chunk)?;
+            }
+            done += n;
+        }
+        Ok(())
     }
 }
 
 impl Conn {
-    /// Takes the memory of live window `id`, at least `len` bytes, out of
-    /// the list for a loop that polls it; [`IOCTL_WINDOW_READ`] and
-    /// `_WRITE` get `EBUSY` until [`Self::put_window_buf`] gives it back.
-    /// The peer can still reach it: its registration stays.
-    ///
-    /// [`IOCTL_WINDOW_READ`]: abi::IOCTL_WINDOW_READ
-    fn take_window_buf(&self, id: u32, len: usize) -> Result<Option<DeviceBuf>> {
-        let mut windows = self.windows.lock();
-        let w = windows
-            .iter_mut()
-            .find(|w| w.id == id && w.live)
-            .ok_or(ENOENT)?;
-        if w.len < len {
-            return Err(EINVAL);
-        }
-        Ok(Some(w.buf.take().ok_or(EBUSY)?))
-    }
-
-    /// Gives back what [`Self::take_window_buf`] took. If the window went
-    /// away meanwhile (the connection was torn down), the memory is freed
-    /// here: its registration is gone with it.
-    fn put_window_buf(&self, id: u32, buf: Option<DeviceBuf>) {
-        let mut windows = self.windows.lock();
-        if let Some(w) = windows.iter_mut().find(|w| w.id == id) {
-            w.buf = buf;
-        }
-    }
-
     /// A raw RECV: the next received buffer as it came.
     fn recv_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result<u64> {
         self.pump()?;
@@ -1501,12 +1542,24 @@ impl CompletionHandler for Conn {
                     self.cv.notify_all();
                     return;
                 }
-                let Some(hdr) = cpu.get(..len).and_then(WireHdr::decode) else {
-                    pr_debug!("bad wire header\n");
-                    self.close_locked(&mut st, errno::EPROTO());
+                if st.wire_broken {
                     return;
+                }
+                let credits = st.credits;
+                let checked = match cpu.get(..len) {
+                    Some(b) => st.wire.check(b, credits),
+                    None => Err(abi::WireFault::Header),
                 };
-                st.credits += hdr.grant;
+                let hdr = match checked {
+                    Ok((hdr, credits)) => {
+                        st.credits = credits;
+                        hdr
+                    }
+                    Err(fault) => {
+                        self.wire_fault(&mut st, fault);
+                        return;
+                    }
+                };
                 st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
                 if hdr.flags & abi::WIRE_CREDIT != 0 {
                     let _ = st.repost.push(cpu.into_device());
@@ -1516,7 +1569,8 @@ impl CompletionHandler for Conn {
                     len,
                     stamp: 0,
                 }) {
-                    // More fragments than receives: the peer broke the rules.
+                    // More fragments than receives: cannot happen, as
+                    // every fragment took a receive of ours.
                     drop(f);
                     self.close_locked(&mut st, errno::EPROTO());
                     return;
@@ -1558,6 +1612,22 @@ impl CompletionHandler for Conn {
             }
         }
         self.cv.notify_all();
+    }
+}
+
+impl Conn {
+    /// The peer broke the message protocol: this connection closes with
+    /// `EPROTO` and reads nothing more it sent; no other connection is
+    /// touched. One log line, rate-limited (a peer could send millions).
+    fn wire_fault(&self, st: &mut St, fault: abi::WireFault) {
+        st.wire_broken = true;
+        if misc::ratelimit() {
+            pr_warn!(
+                "peer broke the message protocol ({}): closing its connection\n",
+                fault.as_str()
+            );
+        }
+        self.close_locked(st, errno::EPROTO());
     }
 }
 

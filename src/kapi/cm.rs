@@ -9,7 +9,8 @@
 //!   id's handler mutex; `rdma_accept()` needs that mutex, so accepting is a
 //!   method of [`HandlerId`], which only exists inside a handler;
 //! - returning non-zero from a handler destroys the id: the trampoline does so
-//!   only for a connection request the handler did not adopt;
+//!   only for a connection request the handler did not adopt, or gave back
+//!   ([`HandlerId::disown`]);
 //! - `rdma_destroy_id()` waits for running handlers, so a [`CmId`] must not be
 //!   dropped inside its own handler (documented, not enforced);
 //! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
@@ -366,6 +367,27 @@ impl<H: CmHandler> HandlerId<'_, H> {
             qp: None,
             _handler: PhantomData,
         })
+    }
+
+    /// Gives an adopted child back to rdma_cm, for a request the handler
+    /// will not keep: its QP goes now (drained, like any), and rdma_cm
+    /// destroys the id when the handler returns, rejecting the request if it
+    /// was not rejected already. The way to drop a child inside its own
+    /// handler, where dropping the [`CmId`] would wait for itself.
+    pub(crate) fn disown(&self, mut child: CmId<H>) {
+        if child.id != self.id || !self.adopted.get() {
+            // Not this handler's child: an ordinary drop is safe.
+            drop(child);
+            return;
+        }
+        child.close_qp();
+        let child = ManuallyDrop::new(child);
+        // SAFETY: the child's context is the `Arc<H>` whose count `adopt`
+        // gave to `child`; that count is released here, once, instead of in
+        // `CmId::drop`, which is not run (`ManuallyDrop`).
+        drop(unsafe { Arc::from_raw((*child.id.as_ptr()).context.cast::<H>().cast_const()) });
+        // The trampoline now returns an error, and rdma_cm destroys the id.
+        self.adopted.set(false);
     }
 
     /// Rejects the connection request (passive side), on an adopted id whose

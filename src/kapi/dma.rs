@@ -14,6 +14,15 @@
 //! [`CpuBuf::into_device`], which do the sync. A missing sync is therefore a
 //! type error, which matters because on rxe and siw the syncs are no-ops and
 //! no test could catch one.
+//!
+//! Memory a remote peer may write at any time (a window) fits neither: the
+//! device never gives it back. [`SharedBuf`] is that third kind. It is never
+//! seen through a Rust reference; the CPU reaches it only by copies through
+//! raw pointers of a given range, each with a sync of exactly that range:
+//! for the CPU before reading, for the device after writing, and nothing
+//! else. So no sync ever copies a stale CPU view over what the peer wrote
+//! (under swiotlb, `sync_for_device` copies the CPU's bytes over the bounce
+//! buffer the device writes).
 
 use super::bindings;
 use super::ib::DeviceRef;
@@ -121,11 +130,6 @@ impl DeviceBuf {
         CpuBuf(self.0)
     }
 
-    /// The kernel address of the memory, for building a scatterlist only.
-    pub(super) fn cpu_ptr(&self) -> *const u8 {
-        self.0.buf.as_ptr()
-    }
-
     /// The bus address for a scatter/gather entry.
     pub(crate) fn dma_addr(&self) -> u64 {
         self.0.addr
@@ -165,5 +169,102 @@ impl Deref for CpuBuf {
 impl DerefMut for CpuBuf {
     fn deref_mut(&mut self) -> &mut [u8] {
         &mut self.0.buf
+    }
+}
+
+/// A mapped buffer the device owns for good, which the CPU reaches only by
+/// ranged copies: memory a remote peer may access at any time.
+///
+/// # Invariants
+///
+/// The mapping is `Bidirectional`. No Rust reference to the bytes of
+/// `0.buf` exists after [`SharedBuf::alloc`]: they are read and written
+/// only through raw pointers, in [`SharedBuf::read`] and
+/// [`SharedBuf::write`].
+pub(crate) struct SharedBuf(Mapping);
+
+impl SharedBuf {
+    /// Allocates `len` zeroed bytes and maps them both ways on `dev`.
+    pub(crate) fn alloc(dev: &DeviceRef, len: usize) -> Result<Self> {
+        // INVARIANT: bidirectional; the bytes are not borrowed after this.
+        Ok(Self(
+            DeviceBuf::alloc(dev, len, Direction::Bidirectional)?.0,
+        ))
+    }
+
+    /// The buffer's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.0.buf.len()
+    }
+
+    /// The kernel address of the memory, for building a scatterlist only.
+    pub(super) fn cpu_ptr(&self) -> *const u8 {
+        self.0.buf.as_ptr()
+    }
+
+    /// The bus address for a scatter/gather entry.
+    pub(super) fn dma_addr(&self) -> u64 {
+        self.0.addr
+    }
+
+    /// The bus address of byte `off`, if `off..off + len` is in the buffer.
+    fn range(&self, off: usize, len: usize) -> Result<u64> {
+        match off.checked_add(len) {
+            Some(end) if end <= self.len() => Ok(self.0.addr + off as u64),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Copies the bytes at `off` into `dst`: `ib_dma_sync_single_for_cpu()`
+    /// of exactly that range, then a copy. Nothing is synced back: the CPU
+    /// wrote nothing, and a sync for the device would copy its view of the
+    /// range over writes the peer made since (swiotlb).
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        let addr = self.range(off, dst.len())?;
+        let m = &self.0;
+        // SAFETY: `addr..addr + dst.len()` is within the mapping (`range`).
+        unsafe {
+            bindings::rkrust_ib_dma_sync_single_for_cpu(
+                m.dev.as_raw(),
+                addr,
+                dst.len(),
+                m.dir.raw(),
+            )
+        };
+        // SAFETY: the source range is within the buffer (`range`) and is
+        // only ever accessed through raw pointers (type invariant); `dst` is
+        // a distinct kernel buffer. The peer may write the range meanwhile:
+        // the copy then sees some mix, as any reader of shared memory would.
+        unsafe {
+            core::ptr::copy_nonoverlapping(m.buf.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
+        };
+        Ok(())
+    }
+
+    /// Copies `src` to the bytes at `off`, then
+    /// `ib_dma_sync_single_for_device()` of exactly that range, so the
+    /// device sees them and no byte outside it is touched.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+        let addr = self.range(off, src.len())?;
+        let m = &self.0;
+        // SAFETY: as in `read`, the other way; writing through a pointer
+        // derived from the buffer's own allocation, never from a reference.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src.as_ptr(),
+                m.buf.as_ptr().cast_mut().add(off),
+                src.len(),
+            )
+        };
+        // SAFETY: `addr..addr + src.len()` is within the mapping (`range`).
+        unsafe {
+            bindings::rkrust_ib_dma_sync_single_for_device(
+                m.dev.as_raw(),
+                addr,
+                src.len(),
+                m.dir.raw(),
+            )
+        };
+        Ok(())
     }
 }

@@ -30,6 +30,7 @@ errnos!(
     ENETUNREACH,
     EHOSTUNREACH,
     EMSGSIZE,
+    ENOBUFS,
     EPROTO,
     EOPNOTSUPP,
 );

@@ -47,6 +47,18 @@ pub(crate) trait MiscDevice: Sized {
     ) -> Result<isize> {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `compat_ioctl`, for 32-bit callers on a 64-bit kernel. Without it, a
+    /// device with [`MiscDevice::ioctl`] gets `compat_ptr_ioctl()`, which
+    /// converts the argument as a pointer and calls `ioctl`: right for an
+    /// ABI whose structures have the same layout for 32- and 64-bit callers.
+    fn compat_ioctl(
+        _device: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
+        _cmd: u32,
+        _arg: usize,
+    ) -> Result<isize> {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// What a misc registration pins: the C `miscdevice`, the
@@ -109,6 +121,13 @@ impl<T: MiscDevice> MiscRegistration<T> {
         fops.release = Some(release_callback::<T>);
         if T::HAS_IOCTL {
             fops.unlocked_ioctl = Some(ioctl_callback::<T>);
+        }
+        if T::HAS_COMPAT_IOCTL {
+            fops.compat_ioctl = Some(compat_ioctl_callback::<T>);
+        } else if T::HAS_IOCTL {
+            // SAFETY: a constant of `helpers.c`: `compat_ptr_ioctl`, or
+            // `None` on a kernel without `CONFIG_COMPAT`.
+            fops.compat_ioctl = unsafe { bindings::rkrust_compat_ptr_ioctl };
         }
         // SAFETY: `inner.fops` is valid for writes and not yet shared.
         unsafe { inner.fops.get().write(fops) };
@@ -201,6 +220,24 @@ unsafe extern "C" fn ioctl_callback<T: MiscDevice>(
     }
 }
 
+/// `file_operations::compat_ioctl` of a [`MiscRegistration<T>`].
+///
+/// # Safety
+///
+/// As [`ioctl_callback`].
+unsafe extern "C" fn compat_ioctl_callback<T: MiscDevice>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: as in `ioctl_callback`.
+    let state = unsafe { T::Ptr::borrow((*file).private_data.cast_const()) };
+    match T::compat_ioctl(state, cmd, arg) {
+        Ok(ret) => ret as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
 /// Gives the CPU to any other runnable task before coming back
 /// (`yield()`): for loops that poll in process context, so that the
 /// device's own workers (rxe's, say) run on this CPU too.
@@ -217,4 +254,13 @@ pub(crate) fn jiffies() -> kernel::time::Jiffies {
     // SAFETY: `jiffies` is a valid, always-mapped kernel variable; the timer
     // interrupt updates it, hence the volatile read.
     unsafe { core::ptr::read_volatile(core::ptr::addr_of!(bindings::jiffies)) }
+}
+
+/// Whether a rate-limited message may be printed now: at most 10 in any 5
+/// seconds for the whole module (`__ratelimit()` on one static state), so a
+/// peer that keeps breaking a rule cannot flood the log.
+pub(crate) fn ratelimit() -> bool {
+    // SAFETY: no precondition; the state is a static of `helpers.c`, and
+    // `__ratelimit()` may be called from any context.
+    unsafe { bindings::rkrust_ratelimit() }
 }

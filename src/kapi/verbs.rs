@@ -21,12 +21,13 @@
 //! still touch it.
 
 use super::bindings;
-use super::dma::DeviceBuf;
+use super::dma::{DeviceBuf, SharedBuf};
 use super::errno;
 use super::ib::DeviceRef;
 use core::{
     mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
+    sync::atomic::{AtomicU32, Ordering},
 };
 use kernel::{
     error::{from_err_ptr, to_result},
@@ -173,12 +174,13 @@ impl Access {
     }
 }
 
-/// A fast-registration memory region (FRWR), deregistered on drop.
+/// A fast-registration memory region (FRWR), deregistered on drop. Private:
+/// only a [`Window`] has one, mapped on the memory the window owns.
 ///
 /// # Invariants
 ///
 /// `ptr` came from `ib_alloc_mr(IB_MR_TYPE_MEM_REG)` on `_pd`.
-pub(crate) struct Mr {
+struct Mr {
     ptr: NonNull<bindings::ib_mr>,
     _pd: Arc<Pd>,
 }
@@ -191,7 +193,7 @@ unsafe impl Sync for Mr {}
 
 impl Mr {
     /// Allocates a region able to map `max_pages` pages.
-    pub(crate) fn frwr(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
+    fn frwr(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
         // SAFETY: the PD is valid.
         let ptr = from_err_ptr(unsafe {
             bindings::ib_alloc_mr(
@@ -210,7 +212,7 @@ impl Mr {
     /// within a page must equal `buf`'s, so a page-aligned buffer takes a
     /// page-aligned `iova`), and moves the key to a fresh value, so no key
     /// of an earlier registration stays valid.
-    pub(crate) fn map(&mut self, buf: &DeviceBuf, len: usize, iova: u64) -> Result {
+    fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64) -> Result {
         if len == 0 || len > buf.len() {
             return Err(EINVAL);
         }
@@ -241,13 +243,13 @@ impl Mr {
     }
 
     /// The remote key.
-    pub(crate) fn rkey(&self) -> u32 {
+    fn rkey(&self) -> u32 {
         // SAFETY: the MR is valid (type invariant).
         unsafe { (*self.ptr.as_ptr()).rkey }
     }
 
     /// The address peers use for byte 0 of the mapping.
-    pub(crate) fn iova(&self) -> u64 {
+    fn iova(&self) -> u64 {
         // SAFETY: the MR is valid (type invariant).
         unsafe { (*self.ptr.as_ptr()).iova }
     }
@@ -259,6 +261,80 @@ impl Drop for Mr {
         // before dropping, and no request naming it is pending (requests keep
         // their own reference).
         unsafe { bindings::rkrust_ib_dereg_mr(self.ptr.as_ptr()) };
+    }
+}
+
+/// Memory a remote peer may access, and the region that lets it: a window.
+///
+/// The buffer is a [`SharedBuf`]: the device owns it for good, and the CPU
+/// reaches it only by ranged copies ([`Window::read`], [`Window::write`]),
+/// so nothing here hands out a reference to bytes the peer may be writing.
+/// The region is registered and invalidated by work requests
+/// ([`Qp::post_reg_mr`], [`Qp::post_local_inv`]) that keep the whole window
+/// alive until they complete.
+///
+/// # Invariants
+///
+/// `mr` maps the first `len` bytes of `buf`. Fields drop in declaration
+/// order: the region is deregistered before the buffer is unmapped and
+/// freed, so no key ever names freed memory.
+pub(crate) struct Window {
+    mr: Mr,
+    buf: SharedBuf,
+    len: usize,
+}
+
+impl Window {
+    /// `len` zeroed bytes in whole pages on `pd`'s device, with a region
+    /// mapping them at address `iova` (page-aligned) under a fresh key; not
+    /// yet registered.
+    pub(crate) fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Self> {
+        let page = kernel::page::PAGE_SIZE;
+        let pages = len.div_ceil(page);
+        let bytes = pages.checked_mul(page).ok_or(EINVAL)?;
+        // Whole pages: kmalloc returns page-aligned memory for these sizes,
+        // so the window's address is page-aligned too.
+        let buf = SharedBuf::alloc(pd.device(), bytes)?;
+        let mut mr = Mr::frwr(pd, u32::try_from(pages).map_err(|_| EINVAL)?)?;
+        mr.map(&buf, len, iova)?;
+        // INVARIANT: `mr` maps `buf[..len]` (just above).
+        Ok(Self { mr, buf, len })
+    }
+
+    /// The remote key.
+    pub(crate) fn rkey(&self) -> u32 {
+        self.mr.rkey()
+    }
+
+    /// The address peers use for byte 0.
+    pub(crate) fn iova(&self) -> u64 {
+        self.mr.iova()
+    }
+
+    /// The bytes the peer can reach.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]);
+    /// `EINVAL` past the window.
+    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+        self.check(off, dst.len())?;
+        self.buf.read(off, dst)
+    }
+
+    /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]); `EINVAL`
+    /// past the window.
+    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+        self.check(off, src.len())?;
+        self.buf.write(off, src)
+    }
+
+    fn check(&self, off: usize, len: usize) -> Result {
+        match off.checked_add(len) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(EINVAL),
+        }
     }
 }
 
@@ -338,9 +414,51 @@ struct Work<H: CompletionHandler> {
     cqe: bindings::ib_cqe,
     handler: Arc<H>,
     ctx: H::Ctx,
-    /// A memory region the request names (registration, invalidation),
-    /// kept alive until it completes.
-    mr: Option<Arc<Mr>>,
+    /// The window whose region the request names (registration,
+    /// invalidation), kept alive, memory and region, until it completes.
+    window: Option<Arc<Window>>,
+    /// The queue slot the request holds, given back when it completes.
+    slot: Slot,
+}
+
+/// The free slots of a QP's two queues.
+struct Slots {
+    send: AtomicU32,
+    recv: AtomicU32,
+}
+
+/// Which queue a posted request occupies, and its QP's [`Slots`].
+enum Slot {
+    Send(Arc<Slots>),
+    Recv(Arc<Slots>),
+}
+
+impl Slots {
+    /// Takes a slot of the send queue (`send`) or the receive queue;
+    /// `ENOBUFS` when it is full (requests of an operation that timed out,
+    /// say, still hold theirs).
+    fn take(self: &Arc<Self>, send: bool) -> Result<Slot> {
+        let counter = if send { &self.send } else { &self.recv };
+        counter
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .map_err(|_| errno::ENOBUFS())?;
+        Ok(if send {
+            Slot::Send(self.clone())
+        } else {
+            Slot::Recv(self.clone())
+        })
+    }
+}
+
+impl Drop for Slot {
+    /// The request completed, or was never posted: its slot is free again.
+    fn drop(&mut self) {
+        let counter = match self {
+            Slot::Send(s) => &s.send,
+            Slot::Recv(s) => &s.recv,
+        };
+        counter.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 /// `ib_cqe::done` of every work request posted through this module.
@@ -362,14 +480,19 @@ unsafe extern "C" fn work_done<H: CompletionHandler>(
     // ownership comes back here once.
     let work = unsafe { KBox::from_raw(cqe.cast::<Work<H>>()) };
     let Work {
-        handler, ctx, mr, ..
+        handler,
+        ctx,
+        window,
+        slot,
+        ..
     } = KBox::into_inner(work);
+    drop(slot);
     let wc = Wc {
         status: wc.status,
         byte_len: wc.byte_len,
     };
     handler.complete(&wc, ctx);
-    drop(mr);
+    drop(window);
 }
 
 /// The operation of a send-queue work request.
@@ -437,6 +560,8 @@ pub(crate) struct QpCaps {
 pub(crate) struct Qp {
     qp: NonNull<bindings::ib_qp>,
     id: NonNull<bindings::rdma_cm_id>,
+    /// Free slots of each queue, as asked for: what the CQ was sized for.
+    slots: Arc<Slots>,
     // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
     // while memory regions hold it).
     cq: ManuallyDrop<Cq>,
@@ -477,9 +602,20 @@ impl Qp {
         to_result(unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) })?;
         // SAFETY: on success rdma_cm stored the new QP in `id->qp`.
         let qp = unsafe { (*id.as_ptr()).qp };
+        // The provider may have rounded the queues up (`attr.cap` says by
+        // how much), but the CQ holds only what was asked for: posts are
+        // counted against that, so the CQ cannot overflow.
+        let slots = Arc::new(
+            Slots {
+                send: AtomicU32::new(caps.send_wr),
+                recv: AtomicU32::new(caps.recv_wr),
+            },
+            GFP_KERNEL,
+        )?;
         Ok(Self {
             qp: NonNull::new(qp).ok_or(EINVAL)?,
             id,
+            slots,
             cq: ManuallyDrop::new(cq),
             pd: ManuallyDrop::new(pd),
         })
@@ -531,7 +667,7 @@ impl Qp {
         handler: &Arc<H>,
         ctx: H::Ctx,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        let work = self.box_work(handler, ctx)?;
+        let work = self.box_work(handler, ctx, false)?;
         let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
         // SAFETY: zero is a valid `ib_recv_wr`.
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
@@ -558,14 +694,17 @@ impl Qp {
     }
 
     /// Posts a send-queue request. On failure `ctx` is given back.
+    ///
+    /// Every request is signaled: `ctx` (its buffer, its mapping, a count
+    /// of the handler) comes back only through a completion, and an
+    /// unsignaled request that succeeds has none.
     pub(crate) fn post_send<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
         op: SendOp,
-        signaled: bool,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        let work = self.box_work(handler, ctx)?;
+        let work = self.box_work(handler, ctx, true)?;
         let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
         // SAFETY: zero is valid for these plain C structures.
         let mut atomic: bindings::ib_atomic_wr = unsafe { core::mem::zeroed() };
@@ -575,11 +714,7 @@ impl Qp {
         let wr = &mut atomic.wr;
         // SAFETY: `work` is a valid leaked box (see `box_work`).
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
-        wr.send_flags = if signaled {
-            bindings::ib_send_flags_IB_SEND_SIGNALED
-        } else {
-            0
-        };
+        wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         // SAFETY: `work` is valid until it is posted or reclaimed below.
         if let Some((addr, len)) = unsafe { Self::sge_of(work) } {
             sge.write(bindings::ib_sge {
@@ -632,51 +767,51 @@ impl Qp {
         unsafe { self.post_send_wr(&atomic.wr, work) }
     }
 
-    /// Posts a fast registration of `mr` (mapped with [`Mr::map`]) with the
-    /// remote access `access`. On failure `ctx` is given back.
+    /// Posts the fast registration of `window`'s region with the remote
+    /// access `access`. On failure `ctx` is given back.
     pub(crate) fn post_reg_mr<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
-        mr: &Arc<Mr>,
+        window: &Arc<Window>,
         access: Access,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        let work = self.box_work(handler, ctx)?;
-        // SAFETY: `work` is a valid leaked box; it keeps `mr` alive until the
-        // request completes.
-        unsafe { (*work.as_ptr()).mr = Some(mr.clone()) };
+        let work = self.box_work(handler, ctx, true)?;
+        // SAFETY: `work` is a valid leaked box; it keeps the window alive
+        // until the request completes.
+        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
         // SAFETY: zero is a valid `ib_reg_wr`.
         let mut wr: bindings::ib_reg_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a valid leaked box.
         wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.mr = mr.ptr.as_ptr();
-        wr.key = mr.rkey();
+        wr.mr = window.mr.ptr.as_ptr();
+        wr.key = window.mr.rkey();
         wr.access = access.reg_flags() as i32;
         // SAFETY: a registration request naming `work`'s cqe and an MR that
-        // `work` keeps alive.
+        // `work` keeps alive, with its memory.
         unsafe { self.post_send_wr(&wr.wr, work) }
     }
 
-    /// Posts a local invalidation of `mr`'s current key: after it completes,
-    /// no peer can use the key. On failure `ctx` is given back.
+    /// Posts a local invalidation of `window`'s current key: after it
+    /// completes, no peer can use the key. On failure `ctx` is given back.
     pub(crate) fn post_local_inv<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
-        mr: &Arc<Mr>,
+        window: &Arc<Window>,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        let work = self.box_work(handler, ctx)?;
-        // SAFETY: `work` is a valid leaked box; it keeps `mr` alive.
-        unsafe { (*work.as_ptr()).mr = Some(mr.clone()) };
+        let work = self.box_work(handler, ctx, true)?;
+        // SAFETY: `work` is a valid leaked box; it keeps the window alive.
+        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
         // SAFETY: zero is a valid `ib_send_wr`.
         let mut wr: bindings::ib_send_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a valid leaked box.
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.ex.invalidate_rkey = mr.rkey();
+        wr.ex.invalidate_rkey = window.mr.rkey();
         // SAFETY: an invalidation request naming `work`'s cqe.
         unsafe { self.post_send_wr(&wr, work) }
     }
@@ -701,24 +836,36 @@ impl Qp {
         unsafe { Self::reclaim_on_error(ret, work) }
     }
 
+    /// Boxes a request for the send queue (`send`) or the receive queue,
+    /// taking a slot of that queue.
     fn box_work<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
+        send: bool,
     ) -> core::result::Result<NonNull<Work<H>>, (Error, H::Ctx)> {
+        // Taken first; if the allocation below fails it is dropped, and so
+        // given back.
+        let slot = match self.slots.take(send) {
+            Ok(slot) => slot,
+            Err(e) => return Err((e, ctx)),
+        };
         // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
         let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
         cqe.done = Some(work_done::<H>);
-        // Allocate first, so a failure can hand `ctx` back untouched.
-        let slot = match KBox::<Work<H>>::new_uninit(GFP_ATOMIC) {
-            Ok(slot) => slot,
+        // Allocate first, so a failure can hand `ctx` back untouched. Every
+        // post comes from process context with no spinlock held (ioctls, cm
+        // handlers, the waiters that reap), so the allocation may sleep.
+        let boxed = match KBox::<Work<H>>::new_uninit(GFP_KERNEL) {
+            Ok(boxed) => boxed,
             Err(_) => return Err((ENOMEM, ctx)),
         };
-        let work = slot.write(Work {
+        let work = boxed.write(Work {
             cqe,
             handler: handler.clone(),
             ctx,
-            mr: None,
+            window: None,
+            slot,
         });
         // SAFETY: `KBox::into_raw` never returns null.
         Ok(unsafe { NonNull::new_unchecked(KBox::into_raw(work)) })

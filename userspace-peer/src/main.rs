@@ -11,10 +11,12 @@ mod bench;
 mod ctl;
 mod errno;
 mod fuzz;
+mod hostile;
 mod kdev;
 mod pattern;
 #[cfg(feature = "plot")]
 mod plot;
+mod race;
 mod rping;
 mod scenario;
 mod stress;
@@ -208,6 +210,13 @@ pub enum Cmd {
     /// Two files that both SEND and never read: each SEND short of credits
     /// must time out.
     CreditLivelock(stress::LivelockArgs),
+    /// A peer that breaks the message protocol in every way it knows,
+    /// against files of the module, while a bystander connection checks
+    /// that only the lying connections pay (EPROTO).
+    Hostile(hostile::HostileArgs),
+    /// Close a listening file while a connect to it is being handled, over
+    /// and over (then delete the device: it must go).
+    ListenCloseRace(race::ListenRaceArgs),
 }
 
 /// What an initiator (kernel or userspace) runs against a target.
@@ -760,6 +769,8 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Block(a) => stress::block(&cli.dev, &a, cli.eintr_on_usr1),
         Cmd::RecvRace(a) => stress::recv_race(&cli.dev, &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
+        Cmd::Hostile(a) => hostile::run(&cli.dev, &a),
+        Cmd::ListenCloseRace(a) => race::run(&cli.dev, &a),
         Cmd::ErrnoCheck => {
             let dev = KrustDev::open(&cli.dev)?;
             let failed = errno::check_all(&dev)?;

@@ -343,10 +343,13 @@ pub fn target<T: Endpoint + WindowOwner>(
     fill: Option<u64>,
 ) -> Result<()> {
     let (addr, rkey, id) = expose(ep, len, access, fill)?;
-    advertise(ep, addr, rkey, len)?;
-    if let Err(e) = answer(ep, ep, id, len, fill) {
+    // The advert's own SEND may fail too: the peer can read it and break the
+    // connection (a refused access) before this side sees it complete.
+    let r = advertise(ep, addr, rkey, len).and_then(|()| answer(ep, ep, id, len, fill));
+    if let Err(e) = r {
         // The connection failed, by a refused access say. Whatever the
-        // peer tried, the window must hold what it held (unless revoked).
+        // peer tried, the window must hold what it held (unless revoked):
+        // a check that needs no connection, so it runs whatever failed.
         if let Some(seed) = fill {
             let mut win = vec![0u8; len as usize];
             match ep.window_read(id, &mut win) {

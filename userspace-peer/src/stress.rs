@@ -65,7 +65,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Two files of the module connected to each other over rxe: the first
 /// listened on `ip:port`, the second connected to it.
-fn kernel_pair(path: &str, ip: Ipv4Addr, port: u16, flags: u32) -> Result<(KrustDev, KrustDev)> {
+pub(crate) fn kernel_pair(
+    path: &str,
+    ip: Ipv4Addr,
+    port: u16,
+    flags: u32,
+) -> Result<(KrustDev, KrustDev)> {
     let l = KrustDev::open(path)?;
     let c = KrustDev::open(path)?;
     let a = addr_of(ip, port);

@@ -85,8 +85,11 @@ struct State {
     credits: u32,
     pending_grant: u32,
     peer_low: bool,
-    /// Received data fragments: (receive slot, length, header).
+    /// Received data fragments: (receive slot, length, header), each
+    /// checked by `wire`.
     rx: VecDeque<(usize, usize, WireHdr)>,
+    /// The peer's message stream as checked so far.
+    wire: abi::WireRx,
     sends_inflight: u32,
     ops_inflight: u32,
     /// The first failure of a send or receive: (errno, what).
@@ -393,15 +396,28 @@ impl UPeer {
                     ));
                     return Ok(());
                 }
-                let len = wc.byte_len as usize;
-                let hdr =
-                    WireHdr::decode(&self.recv.buf.borrow()[idx * RECV_BUF..idx * RECV_BUF + len]);
-                let Some(hdr) = hdr else {
-                    st.error
-                        .get_or_insert((libc::EPROTO, "bad wire header".into()));
-                    return Ok(());
+                if st.error.is_some() {
+                    return Ok(()); // Nothing more is read after a failure.
+                }
+                let len = (wc.byte_len as usize).min(RECV_BUF);
+                let credits = st.credits;
+                let checked = st.wire.check(
+                    &self.recv.buf.borrow()[idx * RECV_BUF..idx * RECV_BUF + len],
+                    credits,
+                );
+                let hdr = match checked {
+                    Ok((hdr, credits)) => {
+                        st.credits = credits;
+                        hdr
+                    }
+                    Err(fault) => {
+                        st.error.get_or_insert((
+                            libc::EPROTO,
+                            format!("peer broke the message protocol: {}", fault.as_str()),
+                        ));
+                        return Ok(());
+                    }
                 };
-                st.credits += hdr.grant;
                 st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
                 if hdr.flags & abi::WIRE_CREDIT != 0 {
                     drop(st);
@@ -489,6 +505,46 @@ impl UPeer {
         // (its slot is its own, and no other credit message goes out while
         // it is in flight). A receive whose peer closed right after its last
         // message must not fail on the credits it returns.
+        Ok(())
+    }
+}
+
+/// What a hostile peer (`rdma-krust hostile`) needs: SENDs of any bytes,
+/// outside the protocol and its credits.
+impl UPeer {
+    /// Posts one SEND for each of `sends`, exactly those bytes (each at most
+    /// a receive buffer, at most `MAX_FRAGS + 1` of them), and waits until
+    /// all completed. Credits are neither spent nor checked: the caller keeps
+    /// within the receives the other side posted.
+    pub fn send_wire(&self, sends: &[Vec<u8>]) -> Result<()> {
+        if sends.len() > MAX_FRAGS + 1 || sends.iter().any(|b| b.len() > RECV_BUF) {
+            bail!("send_wire: {} SENDs, too many or too large", sends.len());
+        }
+        self.wait("earlier sends", |st| st.sends_inflight == 0)?;
+        for (i, bytes) in sends.iter().enumerate() {
+            let off = i * RECV_BUF;
+            self.send.buf.borrow_mut()[off..off + bytes.len()].copy_from_slice(bytes);
+            self.st.borrow_mut().sends_inflight += 1;
+            self.post(
+                WR_SEND,
+                ibv_wr_opcode::IBV_WR_SEND,
+                &self.send,
+                off,
+                bytes.len(),
+                None,
+                None,
+            )
+            .context("ibv_post_send")?;
+        }
+        self.wait("send", |st| st.sends_inflight == 0)
+    }
+
+    /// `rdma_disconnect()`: the other side sees the connection end now.
+    pub fn disconnect(&self) -> Result<()> {
+        // SAFETY: the endpoint is valid and connected.
+        if unsafe { rdma_disconnect(self.id) } != 0 {
+            return Err(os_err("rdma_disconnect"));
+        }
         Ok(())
     }
 }

@@ -139,3 +139,116 @@ fn wire_protocol_constants() {
     assert_eq!(abi::GRANT_BATCH, abi::RECV_DEPTH - abi::MAX_MSG_FRAGS);
     assert_eq!(abi::GRANT_BATCH, 7);
 }
+
+/// One SEND of the message protocol: header and `payload` bytes.
+fn wire(flags: u8, grant: u32, msg_len: u32, offset: u32, payload: usize) -> Vec<u8> {
+    let mut b = abi::WireHdr {
+        flags,
+        grant,
+        msg_len,
+        offset,
+    }
+    .encode()
+    .to_vec();
+    b.resize(b.len() + payload, 0xa5);
+    b
+}
+
+const FRAG: usize = (abi::RECV_BUF_SIZE - abi::WIRE_HDR_SIZE) as usize;
+const F: u8 = abi::WIRE_FIRST;
+const L: u8 = abi::WIRE_LAST;
+
+#[test]
+fn wire_check_accepts_what_the_senders_send() {
+    let mut rx = abi::WireRx::default();
+    // Zero bytes: one fragment, FIRST|LAST, no payload.
+    let (h, c) = rx.check(&wire(F | L, 3, 0, 0, 0), 10).unwrap();
+    assert_eq!((h.msg_len, c), (0, 13));
+    // 2 * FRAG + 5 bytes: three fragments, the last of 5 bytes.
+    let len = (2 * FRAG + 5) as u32;
+    assert_eq!(rx.check(&wire(F, 0, len, 0, FRAG), 0).unwrap().1, 0);
+    // A credit-only message may come between fragments (the other
+    // direction's receiver returns credits while this message streams).
+    let credit = wire(abi::WIRE_CREDIT | abi::WIRE_LOW, 7, 0, 0, 0);
+    assert_eq!(rx.check(&credit, 33).unwrap().1, abi::RECV_DEPTH);
+    rx.check(&wire(0, 0, len, FRAG as u32, FRAG), 0).unwrap();
+    rx.check(&wire(L, 0, len, 2 * FRAG as u32, 5), 0).unwrap();
+    // The largest message, and the stream is between messages again.
+    let max = abi::MAX_MSG_SIZE as u32;
+    for i in 0..abi::MAX_MSG_FRAGS as usize {
+        let off = i * FRAG;
+        let n = FRAG.min(max as usize - off);
+        let mut fl = if i == 0 { F } else { 0 };
+        if off + n == max as usize {
+            fl |= L;
+        }
+        rx.check(&wire(fl, 0, max, off as u32, n), 0).unwrap();
+    }
+    assert_eq!(rx, abi::WireRx::default());
+}
+
+#[test]
+fn wire_check_refuses_what_a_hostile_peer_sends() {
+    use abi::WireFault::*;
+    let fresh = abi::WireRx::default();
+    let check = |b: &[u8], credits: u32| fresh.clone().check(b, credits).map(|_| ());
+    // Grants: anything that would leave more credits than receives.
+    assert_eq!(check(&wire(F | L, u32::MAX, 0, 0, 0), 1), Err(Grant));
+    assert_eq!(check(&wire(F | L, 1, 0, 0, 0), abi::RECV_DEPTH), Err(Grant));
+    assert_eq!(check(&wire(F | L, abi::RECV_DEPTH, 0, 0, 0), 0), Ok(()));
+    assert_eq!(
+        check(&wire(F | L, abi::RECV_DEPTH + 1, 0, 0, 0), 0),
+        Err(Grant)
+    );
+    // Header: short, other version, reserved bytes.
+    assert_eq!(check(&wire(F | L, 0, 0, 0, 0)[..15], 0), Err(Header));
+    let mut b = wire(F | L, 0, 0, 0, 0);
+    b[2] = 1;
+    assert_eq!(check(&b, 0), Err(Header));
+    assert_eq!(check(&wire(0x10 | F | L, 0, 0, 0, 0), 0), Err(Flags));
+    // Lengths.
+    let big = abi::MAX_MSG_SIZE as u32 + 1;
+    assert_eq!(check(&wire(F, 0, big, 0, FRAG), 0), Err(MsgLen));
+    assert_eq!(check(&wire(F | L, 0, u32::MAX, 0, 1), 0), Err(MsgLen));
+    assert_eq!(
+        check(&wire(F | L, 0, 10, 0, 11), 0),
+        Err(Length),
+        "longer than announced"
+    );
+    assert_eq!(check(&wire(F | L, 0, 10, 0, 9), 0), Err(Length), "shorter");
+    assert_eq!(check(&wire(F, 0, 10, 0, 10), 0), Err(Last), "LAST missing");
+    let two = 2 * FRAG as u32;
+    assert_eq!(
+        check(&wire(F | L, 0, two, 0, FRAG), 0),
+        Err(Last),
+        "LAST early"
+    );
+    // Credit messages carry nothing else.
+    let c = abi::WIRE_CREDIT;
+    assert_eq!(check(&wire(c, 1, 0, 0, 1), 0), Err(Credit));
+    assert_eq!(check(&wire(c, 1, 5, 0, 0), 0), Err(Credit));
+    assert_eq!(check(&wire(c | F, 1, 0, 0, 0), 0), Err(Credit));
+    // Sequence: no FIRST, FIRST in the middle, out of order, duplicated,
+    // missing, another message's length.
+    assert_eq!(check(&wire(L, 0, 10, 0, 10), 0), Err(First));
+    assert_eq!(check(&wire(F | L, 0, 10, 5, 5), 0), Err(First));
+    let mut rx = fresh.clone();
+    rx.check(&wire(F, 0, two + 1, 0, FRAG), 0).unwrap();
+    let mid = rx.clone();
+    assert_eq!(
+        mid.clone()
+            .check(&wire(F, 0, two + 1, 0, FRAG), 0)
+            .map(|_| ()),
+        Err(First)
+    );
+    let dup = wire(0, 0, two + 1, 0, FRAG);
+    assert_eq!(mid.clone().check(&dup, 0).map(|_| ()), Err(Sequence));
+    let skip = wire(L, 0, two + 1, two, 1);
+    assert_eq!(mid.clone().check(&skip, 0).map(|_| ()), Err(Sequence));
+    let other = wire(0, 0, two + 2, FRAG as u32, FRAG);
+    assert_eq!(mid.clone().check(&other, 0).map(|_| ()), Err(Sequence));
+    // A fault changes nothing: the stream still wants the same fragment.
+    let mut after = mid.clone();
+    assert!(after.check(&dup, 0).is_err());
+    assert_eq!(after, mid);
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `rdma-krust listen-close-race`: a listening file of the module is closed
+//! while a connection request to it is being handled, over and over.
+//!
+//! The module's CONNECT_REQUEST handler sets the connection up (QP,
+//! receives, device registration) with the listener's handler mutex held;
+//! the close tears the file's ids down. A request whose setup finished after
+//! the close had taken the ids used to stay in the connection, whose id
+//! holds the connection: a cycle that leaked the QP, the id and a device
+//! reference, and made `rdma link delete` hang. Each round here starts a
+//! connect from another file and closes the listener a random few
+//! milliseconds later, so over the rounds the close lands before, during
+//! and after the handler. The caller then deletes the device, which only
+//! completes if no id was left behind.
+
+use crate::abi;
+use crate::fuzz::Rng;
+use crate::kdev::KrustDev;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+/// The arguments of `rdma-krust listen-close-race`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct ListenRaceArgs {
+    /// Address to listen on and connect to.
+    #[arg(long, default_value = "192.0.2.1")]
+    pub ip: Ipv4Addr,
+    /// Port of the listener.
+    #[arg(long, default_value_t = 7720)]
+    pub port: u16,
+    /// Rounds.
+    #[arg(long, default_value_t = 200)]
+    pub rounds: u32,
+    /// The close comes 0 to this many microseconds after the connect starts.
+    #[arg(long, default_value_t = 20_000)]
+    pub max_delay_us: u64,
+    /// Seed of the delays.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `rdma-krust listen-close-race`: prints how each round's connect ended.
+pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
+    let mut rng = Rng::new(a.seed);
+    let mut addr = abi::Addr {
+        family: abi::AF_INET,
+        port: a.port,
+        ..Default::default()
+    };
+    addr.addr[..4].copy_from_slice(&a.ip.octets());
+    let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
+    for round in 0..a.rounds {
+        let l = KrustDev::open(path)?;
+        l.listen(addr, 0, 0, 0)
+            .with_context(|| format!("round {round}: IOCTL_LISTEN"))?;
+        let c = KrustDev::open(path)?;
+        let connector = std::thread::spawn(move || c.connect(addr, 0, 0, 3_000, 0).map(|_| c));
+        std::thread::sleep(Duration::from_micros(rng.below(a.max_delay_us + 1)));
+        drop(l);
+        let outcome = match connector.join().expect("connector panicked") {
+            Ok(_c) => "connected".to_string(),
+            Err(e) => e
+                .root_cause()
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::raw_os_error)
+                .map_or_else(|| e.to_string(), crate::errno::errno_name),
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+    }
+    let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!(
+        "listen-close-race: {} rounds, connects ended: {}",
+        a.rounds,
+        list.join(", ")
+    );
+    Ok(())
+}
