@@ -23,7 +23,8 @@
 #
 # Environment: KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
 # KRUST_MEM, KRUST_FLAVOR (main or debug), KRUST_FUZZ_SECONDS (ioctl_fuzz, 20),
-# KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60).
+# KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
+# KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
-		sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -92,7 +93,7 @@ append="console=ttyS0 loglevel=4 panic=-1"
 append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 append+=" init=$ROOT/scripts/guest-init.sh"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS; do
+for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 

@@ -58,11 +58,14 @@ pub struct HostileArgs {
     /// One line per round: the lie and every SEND's header.
     #[arg(long)]
     pub verbose: bool,
+    /// Tell only these lies (repeat, or comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub lie: Vec<Lie>,
 }
 
 /// The lies, and the one truth that is told among them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Lie {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Lie {
     /// An honest message of 0 to 3 fragments with a grant of 0.
     Honest,
     /// A grant of `u32::MAX`.
@@ -465,7 +468,11 @@ pub fn run(path: &str, a: &HostileArgs) -> Result<()> {
     let mut result = Ok(());
     let mut rounds = 0u64;
     while rounds < a.count && Instant::now() < end && !by.is_finished() {
-        let lie = rng.pick(LIES);
+        let lie = if a.lie.is_empty() {
+            rng.pick(LIES)
+        } else {
+            rng.pick(&a.lie)
+        };
         let r = plan(lie, &mut rng, a.seed.wrapping_add(rounds));
         let module_listens = rounds.is_multiple_of(2);
         if a.verbose {
@@ -509,7 +516,7 @@ pub fn run(path: &str, a: &HostileArgs) -> Result<()> {
     }
     result?;
     let trips = by.context("bystander")?;
-    if tally.len() < LIES.len() && rounds >= 4 * LIES.len() as u64 {
+    if a.lie.is_empty() && tally.len() < LIES.len() && rounds >= 4 * LIES.len() as u64 {
         bail!("only {} of {} lies were told", tally.len(), LIES.len());
     }
     println!(
