@@ -18,7 +18,7 @@ use kernel::{c_str, prelude::*};
 mod abi;
 #[path = "src/chardev.rs"]
 mod chardev;
-#[path = "src/conn.rs"]
+#[path = "src/conn/mod.rs"]
 mod conn;
 #[path = "src/kapi/mod.rs"]
 mod kapi;

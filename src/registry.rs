@@ -108,6 +108,13 @@ impl Registry {
         Ok(())
     }
 
+    /// The name device `index` had when it was added (read there, where
+    /// ib_core keeps renames out), if it is still listed.
+    pub(crate) fn name(&self, index: u32) -> Option<[u8; abi::DEVICE_NAME_LEN]> {
+        let devices = self.devices.lock();
+        devices.get(&index).map(|dev| dev.info().name)
+    }
+
     /// Forgets `key` as a user of device `index`.
     pub(crate) fn detach(&self, index: u32, key: usize) {
         let user = {

@@ -24,9 +24,13 @@ pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 ///
 /// # Invariants
 ///
-/// A `&Device` is only created for a device that ib_core keeps registered for
-/// the whole lifetime of the reference: inside the `add` and `remove`
-/// callbacks of a [`Client`].
+/// A `&Device` is only created for a device whose memory stays valid for the
+/// whole lifetime of the reference: inside the `add` and `remove` callbacks
+/// of a [`Client`], where ib_core keeps it registered, or borrowed from a
+/// [`DeviceRef`], whose count ib_core's unregistration waits for. The
+/// device may be unregistering in the second case: the methods only read
+/// fields fixed before registration, or call ib_core functions that check
+/// for themselves, except [`Device::name`] (see there).
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
 
@@ -46,7 +50,10 @@ pub(crate) struct DeviceRef {
 
 // SAFETY: an `ib_device` may be used and released from any thread.
 unsafe impl Send for DeviceRef {}
-// SAFETY: `&DeviceRef` only allows `&Device`, which is `Sync`.
+// SAFETY: `&DeviceRef` only allows `&Device`, whose methods read fields
+// fixed before registration or call ib_core functions that take their own
+// locks, so they may run on several threads at once (`Device` itself is not
+// `Sync`, being an `Opaque`; this is the one way to share it).
 unsafe impl Sync for DeviceRef {}
 
 impl DeviceRef {
@@ -145,6 +152,11 @@ impl Device {
     }
 
     /// A copy of the device name, e.g. `rxe0`, NUL-terminated.
+    ///
+    /// Consistent only inside a [`Client`]'s `add` or `remove`, where
+    /// ib_core holds `devices_rwsem` and so keeps `ib_device_rename()` out;
+    /// elsewhere a rename can tear the copy. Callers outside those use the
+    /// copy the registry took in `add`.
     pub(crate) fn name(&self) -> [u8; NAME_LEN] {
         let mut out = [0u8; NAME_LEN];
         // SAFETY: the device is valid (type invariant). `name` is a fixed

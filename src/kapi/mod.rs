@@ -17,4 +17,6 @@ pub(crate) mod dma;
 pub(crate) mod errno;
 pub(crate) mod ib;
 pub(crate) mod misc;
+pub(crate) mod pd;
 pub(crate) mod verbs;
+pub(crate) mod window;

@@ -21,322 +21,17 @@
 //! still touch it.
 
 use super::bindings;
-use super::dma::{DeviceBuf, SharedBuf};
+use super::dma::DeviceBuf;
 use super::errno;
-use super::ib::DeviceRef;
 use core::{
     mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
     sync::atomic::{AtomicU32, Ordering},
 };
-use kernel::{
-    error::{from_err_ptr, to_result},
-    prelude::*,
-    str::CStr,
-    sync::Arc,
-};
+use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
 
-/// A protection domain; deallocated on drop.
-///
-/// # Invariants
-///
-/// `ptr` is a PD allocated on `dev` by `ib_alloc_pd()`.
-pub(crate) struct Pd {
-    ptr: NonNull<bindings::ib_pd>,
-    dev: DeviceRef,
-}
-
-// SAFETY: a PD may be used and freed from any thread.
-unsafe impl Send for Pd {}
-// SAFETY: `&Pd` allows only reads of immutable fields.
-unsafe impl Sync for Pd {}
-
-impl Pd {
-    /// Allocates a PD on `dev`. `IB_PD_UNSAFE_GLOBAL_RKEY` is never asked for.
-    pub(crate) fn new(dev: &DeviceRef) -> Result<Self> {
-        // SAFETY: `dev` is a valid device (type invariant of `DeviceRef`).
-        let ptr = from_err_ptr(unsafe { bindings::rkrust_ib_alloc_pd(dev.as_raw(), 0) })?;
-        Ok(Self {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            dev: dev.clone(),
-        })
-    }
-
-    /// The lkey that covers all local memory for local access (never remote).
-    pub(crate) fn local_dma_lkey(&self) -> u32 {
-        // SAFETY: the PD is valid (type invariant); the field is immutable.
-        unsafe { (*self.ptr.as_ptr()).local_dma_lkey }
-    }
-
-    /// The device the PD is on.
-    pub(crate) fn device(&self) -> &DeviceRef {
-        &self.dev
-    }
-
-    pub(super) fn as_raw(&self) -> *mut bindings::ib_pd {
-        self.ptr.as_ptr()
-    }
-}
-
-impl Drop for Pd {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new`; everything created on it is gone first
-        // (owners drop the QP and MRs before the PD).
-        unsafe { bindings::rkrust_ib_dealloc_pd(self.ptr.as_ptr()) };
-    }
-}
-
-/// How a CQ's completions are reaped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reaping {
-    /// ib_core's completion workqueue runs the handlers (`IB_POLL_WORKQUEUE`).
-    Workqueue,
-    /// Nobody but the owner: handlers run in the thread that calls
-    /// [`Qp::reap`] (`IB_POLL_DIRECT`), as a busy-polling ULP does.
-    Direct,
-}
-
-/// A completion queue; freed on drop.
-///
-/// # Invariants
-///
-/// `ptr` came from `ib_alloc_cq()` on `_dev` with the poll context `mode`
-/// names.
-pub(crate) struct Cq {
-    ptr: NonNull<bindings::ib_cq>,
-    mode: Reaping,
-    _dev: DeviceRef,
-}
-
-// SAFETY: a CQ may be used and freed from any thread.
-unsafe impl Send for Cq {}
-// SAFETY: `&Cq` gives no access to the CQ's state.
-unsafe impl Sync for Cq {}
-
-impl Cq {
-    /// Allocates a CQ of `depth` entries on `dev`.
-    pub(crate) fn new(dev: &DeviceRef, depth: u32, mode: Reaping) -> Result<Self> {
-        let depth = i32::try_from(depth).map_err(|_| EINVAL)?;
-        let ctx = match mode {
-            Reaping::Workqueue => bindings::ib_poll_context_IB_POLL_WORKQUEUE,
-            Reaping::Direct => bindings::ib_poll_context_IB_POLL_DIRECT,
-        };
-        // SAFETY: `dev` is valid; a null private pointer is allowed.
-        let ptr = from_err_ptr(unsafe {
-            bindings::rkrust_ib_alloc_cq(dev.as_raw(), core::ptr::null_mut(), depth, 0, ctx)
-        })?;
-        Ok(Self {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            mode,
-            _dev: dev.clone(),
-        })
-    }
-}
-
-impl Drop for Cq {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new`; the QP using it is destroyed first.
-        unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) };
-    }
-}
-
-/// Remote access rights of a memory region.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Access(u32);
-
-impl Access {
-    /// Peers may RDMA READ.
-    pub(crate) const REMOTE_READ: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
-    /// Peers may RDMA WRITE.
-    pub(crate) const REMOTE_WRITE: Access =
-        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
-    /// Peers may run atomics.
-    pub(crate) const REMOTE_ATOMIC: Access =
-        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
-    /// No remote access.
-    pub(crate) const NONE: Access = Access(0);
-
-    /// Both sets of rights.
-    pub(crate) const fn union(self, other: Access) -> Access {
-        Access(self.0 | other.0)
-    }
-
-    /// The access flags of a registration granting these rights: local
-    /// write only where a remote WRITE or atomic needs the device to store
-    /// into the region (the verbs rule `ib_check_mr_access()` enforces).
-    fn reg_flags(self) -> u32 {
-        let stores = Self::REMOTE_WRITE.union(Self::REMOTE_ATOMIC).0;
-        if self.0 & stores != 0 {
-            self.0 | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
-        } else {
-            self.0
-        }
-    }
-}
-
-/// A fast-registration memory region (FRWR), deregistered on drop. Private:
-/// only a [`Window`] has one, mapped on the memory the window owns.
-///
-/// # Invariants
-///
-/// `ptr` came from `ib_alloc_mr(IB_MR_TYPE_MEM_REG)` on `_pd`.
-struct Mr {
-    ptr: NonNull<bindings::ib_mr>,
-    _pd: Arc<Pd>,
-}
-
-// SAFETY: an MR may be used and freed from any thread; its fields change
-// only through `&mut self`.
-unsafe impl Send for Mr {}
-// SAFETY: `&Mr` only reads the keys and the address.
-unsafe impl Sync for Mr {}
-
-impl Mr {
-    /// Allocates a region able to map `max_pages` pages.
-    fn frwr(pd: &Arc<Pd>, max_pages: u32) -> Result<Self> {
-        // SAFETY: the PD is valid.
-        let ptr = from_err_ptr(unsafe {
-            bindings::ib_alloc_mr(
-                pd.as_raw(),
-                bindings::ib_mr_type_IB_MR_TYPE_MEM_REG,
-                max_pages,
-            )
-        })?;
-        Ok(Self {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            _pd: pd.clone(),
-        })
-    }
-
-    /// Maps the first `len` bytes of `buf` at address `iova` (whose offset
-    /// within a page must equal `buf`'s, so a page-aligned buffer takes a
-    /// page-aligned `iova`), and moves the key to a fresh value, so no key
-    /// of an earlier registration stays valid.
-    fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64) -> Result {
-        if len == 0 || len > buf.len() {
-            return Err(EINVAL);
-        }
-        // SAFETY: zero is a valid `scatterlist`.
-        let mut sg: bindings::scatterlist = unsafe { core::mem::zeroed() };
-        // SAFETY: `sg` is valid; the buffer is `len`+ bytes of linear-map
-        // memory.
-        unsafe { bindings::sg_init_one(&mut sg, buf.cpu_ptr().cast(), len as u32) };
-        sg.dma_address = buf.dma_addr();
-        sg.dma_length = len as u32;
-        let page = kernel::page::PAGE_SIZE as u32;
-        // SAFETY: the MR is valid (type invariant) and `sg` describes a
-        // mapped buffer; one entry.
-        let n = unsafe {
-            bindings::ib_map_mr_sg(self.ptr.as_ptr(), &mut sg, 1, core::ptr::null_mut(), page)
-        };
-        if n != 1 {
-            return Err(if n < 0 { Error::from_errno(n) } else { EINVAL });
-        }
-        // SAFETY: the MR is valid and not registered (we hold `&mut`).
-        unsafe {
-            let mr = self.ptr.as_ptr();
-            (*mr).iova = iova | (buf.dma_addr() & (page as u64 - 1));
-            let key = ((*mr).rkey as u8).wrapping_add(1);
-            bindings::rkrust_ib_update_fast_reg_key(mr, key);
-        }
-        Ok(())
-    }
-
-    /// The remote key.
-    fn rkey(&self) -> u32 {
-        // SAFETY: the MR is valid (type invariant).
-        unsafe { (*self.ptr.as_ptr()).rkey }
-    }
-
-    /// The address peers use for byte 0 of the mapping.
-    fn iova(&self) -> u64 {
-        // SAFETY: the MR is valid (type invariant).
-        unsafe { (*self.ptr.as_ptr()).iova }
-    }
-}
-
-impl Drop for Mr {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `frwr`; owners invalidate it, or destroy the QP,
-        // before dropping, and no request naming it is pending (requests keep
-        // their own reference).
-        unsafe { bindings::rkrust_ib_dereg_mr(self.ptr.as_ptr()) };
-    }
-}
-
-/// Memory a remote peer may access, and the region that lets it: a window.
-///
-/// The buffer is a [`SharedBuf`]: the device owns it for good, and the CPU
-/// reaches it only by ranged copies ([`Window::read`], [`Window::write`]),
-/// so nothing here hands out a reference to bytes the peer may be writing.
-/// The region is registered and invalidated by work requests
-/// ([`Qp::post_reg_mr`], [`Qp::post_local_inv`]) that keep the whole window
-/// alive until they complete.
-///
-/// # Invariants
-///
-/// `mr` maps the first `len` bytes of `buf`. Fields drop in declaration
-/// order: the region is deregistered before the buffer is unmapped and
-/// freed, so no key ever names freed memory.
-pub(crate) struct Window {
-    mr: Mr,
-    buf: SharedBuf,
-    len: usize,
-}
-
-impl Window {
-    /// `len` zeroed bytes in whole pages on `pd`'s device, with a region
-    /// mapping them at address `iova` (page-aligned) under a fresh key; not
-    /// yet registered.
-    pub(crate) fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Self> {
-        let page = kernel::page::PAGE_SIZE;
-        let pages = len.div_ceil(page);
-        let bytes = pages.checked_mul(page).ok_or(EINVAL)?;
-        // Whole pages: kmalloc returns page-aligned memory for these sizes,
-        // so the window's address is page-aligned too.
-        let buf = SharedBuf::alloc(pd.device(), bytes)?;
-        let mut mr = Mr::frwr(pd, u32::try_from(pages).map_err(|_| EINVAL)?)?;
-        mr.map(&buf, len, iova)?;
-        // INVARIANT: `mr` maps `buf[..len]` (just above).
-        Ok(Self { mr, buf, len })
-    }
-
-    /// The remote key.
-    pub(crate) fn rkey(&self) -> u32 {
-        self.mr.rkey()
-    }
-
-    /// The address peers use for byte 0.
-    pub(crate) fn iova(&self) -> u64 {
-        self.mr.iova()
-    }
-
-    /// The bytes the peer can reach.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]);
-    /// `EINVAL` past the window.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
-        self.check(off, dst.len())?;
-        self.buf.read(off, dst)
-    }
-
-    /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]); `EINVAL`
-    /// past the window.
-    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
-        self.check(off, src.len())?;
-        self.buf.write(off, src)
-    }
-
-    fn check(&self, off: usize, len: usize) -> Result {
-        match off.checked_add(len) {
-            Some(end) if end <= self.len => Ok(()),
-            _ => Err(EINVAL),
-        }
-    }
-}
+pub(crate) use super::pd::{Cq, Pd, Reaping};
+pub(crate) use super::window::{Access, Window};
 
 /// A work completion, `struct ib_wc`.
 #[derive(Clone, Copy, Debug)]
@@ -786,8 +481,8 @@ impl Qp {
         wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.mr = window.mr.ptr.as_ptr();
-        wr.key = window.mr.rkey();
+        wr.mr = window.mr_raw();
+        wr.key = window.rkey();
         wr.access = access.reg_flags() as i32;
         // SAFETY: a registration request naming `work`'s cqe and an MR that
         // `work` keeps alive, with its memory.
@@ -811,7 +506,7 @@ impl Qp {
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.ex.invalidate_rkey = window.mr.rkey();
+        wr.ex.invalidate_rkey = window.rkey();
         // SAFETY: an invalidation request naming `work`'s cqe.
         unsafe { self.post_send_wr(&wr, work) }
     }

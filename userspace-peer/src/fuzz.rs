@@ -110,7 +110,7 @@ impl Rng {
 
 /// Errnos a call may return without that being a bug.
 ///
-/// The module's own (`src/chardev.rs`, `src/conn.rs`, `src/bench.rs`,
+/// The module's own (`src/chardev.rs`, `src/conn/`,
 /// `src/kapi/`): EINVAL, ENOTTY, EFAULT, ENOMEM, EIO, EBUSY, ENOENT, ENOSPC,
 /// ENODEV, EINTR, EISCONN, ENOTCONN, ETIMEDOUT, EMSGSIZE, EPROTO,
 /// EOPNOTSUPP, and the closing errnos ECONNREFUSED, ECONNRESET, ENETUNREACH,

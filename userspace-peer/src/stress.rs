@@ -15,7 +15,7 @@
 //! - `rdma-krust credit-livelock`: two files that both SEND and never read,
 //!   whose SENDs must time out.
 //!
-//! What the module allows concurrently on one file (`src/conn.rs`): SENDs
+//! What the module allows concurrently on one file (`src/conn/`): SENDs
 //! go one message at a time, RECVs one message at a time, and one-sided
 //! operations, EXPOSE, REVOKE and BENCH one at a time, each a turn taken
 //! through the connection's interruptible, timed wait (`block --case

@@ -55,7 +55,7 @@ impl Conn {
             let st = self.st.lock();
             Self::require_connected(&st)?;
             // The SEND loops carry bare SENDs: only on a raw connection.
-            if send && !st.raw {
+            if send && !st.msg.raw {
                 return Err(EINVAL);
             }
             if matches!(b.op, abi::BENCH_READ | abi::BENCH_CAS | abi::BENCH_FADD)
@@ -114,10 +114,10 @@ impl Conn {
     /// A fresh operation generation with `pending` steps.
     fn bench_gen(&self, pending: u32) -> u64 {
         let mut st = self.st.lock();
-        st.op_gen += 1;
-        st.op_pending = pending;
-        st.op_error = None;
-        st.op_gen
+        st.op.gen += 1;
+        st.op.pending = pending;
+        st.op.error = None;
+        st.op.gen
     }
 
     /// Posts step `idx` of generation `gen` with `buf`.
@@ -143,18 +143,18 @@ impl Conn {
     /// Waits until at most `pending` steps are outstanding.
     fn bench_wait(&self, timeout: u32, pending: u32) -> Result {
         self.wait(timeout, |st| {
-            if let Some(e) = st.op_error {
+            if let Some(e) = st.op.error {
                 return Some(Err(e));
             }
-            (st.op_pending <= pending).then_some(Ok(()))
+            (st.op.pending <= pending).then_some(Ok(()))
         })
     }
 
     /// Takes back the buffer of step `idx` and its completion time.
     fn bench_take(&self, idx: usize) -> Result<(DeviceBuf, i64)> {
         let mut st = self.st.lock();
-        let stamp = st.op_stamps.get(idx).copied().unwrap_or(0);
-        let buf = st.op_bufs.get_mut(idx).and_then(Option::take).ok_or(EIO)?;
+        let stamp = st.op.stamps.get(idx).copied().unwrap_or(0);
+        let buf = st.op.bufs.get_mut(idx).and_then(Option::take).ok_or(EIO)?;
         Ok((buf, stamp))
     }
 
@@ -203,7 +203,7 @@ impl Conn {
         let mut posted = 0u32;
         for idx in 0..depth {
             let buf = self.bench_buf(b)?;
-            self.st.lock().op_pending += 1;
+            self.st.lock().op.pending += 1;
             self.bench_post(gen, idx, buf, b.size as usize, op)?;
             posted += 1;
         }
@@ -230,7 +230,7 @@ impl Conn {
                     best = best.min((t - lo).max(1) as u64);
                 }
                 if posted < b.iters {
-                    self.st.lock().op_pending += 1;
+                    self.st.lock().op.pending += 1;
                     self.bench_post(gen, idx, buf, b.size as usize, op)?;
                     posted += 1;
                 }
@@ -242,13 +242,13 @@ impl Conn {
     /// Waits for one raw message; gives its buffer back for reposting.
     fn bench_recv_one(self: &Arc<Self>, timeout: u32) -> Result<i64> {
         let stamp = self.wait(timeout, |st| {
-            if let Some(f) = st.rx.front() {
+            if let Some(f) = st.msg.rx.front() {
                 return Some(Ok(f.stamp));
             }
             Self::require_connected(st).err().map(Err)
         })?;
-        let f = self.st.lock().rx.pop().ok_or(EIO)?;
-        let _ = self.st.lock().repost.push(f.buf.into_device());
+        let f = self.st.lock().msg.rx.pop().ok_or(EIO)?;
+        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
         self.pump()?;
         Ok(stamp)
     }
@@ -354,7 +354,7 @@ impl Conn {
             {
                 let st = self.st.lock();
                 Self::require_connected(&st)?;
-                if let Some(e) = st.op_error {
+                if let Some(e) = st.op.error {
                     return Err(e);
                 }
             }

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The connection's cm events: connecting (active side), listening and
+//! accepting inside the CONNECT_REQUEST handler (passive side), and the
+//! events that move the state (`Established`, `Disconnected`, ...).
+//!
+//! Rules: a handler never drops a `CmId` (that waits for the handler
+//! itself): a request it will not keep goes back to rdma_cm with
+//! `HandlerId::disown`. Ids are stored in `ep` only through
+//! `Ep::install`, which refuses once shutdown sealed `ep` (see `Ep`).
+
+use super::*;
+
+impl Conn {
+    /// Leaves the idle state for `next` (connecting or listening), with the
+    /// connection flags of the request.
+    pub(super) fn begin(&self, flags: u32, next: u32) -> Result {
+        if flags & !(abi::CONN_RAW | abi::CONN_POLL) != 0 {
+            return Err(EINVAL);
+        }
+        let mut st = self.st.lock();
+        if st.state != abi::state::IDLE {
+            return Err(errno::EISCONN());
+        }
+        st.state = next;
+        st.msg.raw = flags & abi::CONN_RAW != 0;
+        st.polled = flags & abi::CONN_POLL != 0;
+        Ok(())
+    }
+
+    /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
+    pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
+        let dst = sockaddr(&req.dst)?;
+        self.begin(req.flags, abi::state::CONNECTING)?;
+        let r = self.connect_steps(&dst, req);
+        if let Err(e) = r {
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, e);
+            // The connect's own error, not what tearing down its QP caused
+            // (its flushed receives may have closed the connection first).
+            st.error = Some(e);
+            st.info.error = (-e.to_errno()) as u32;
+        }
+        r.map(|()| self.info())
+    }
+
+    pub(super) fn connect_steps(self: &Arc<Self>, dst: &SockAddr, req: &abi::ConnectReq) -> Result {
+        let timeout = timeout_of(req.timeout_ms);
+        // Owned here until established: an error or a signal drops it, which
+        // destroys the QP and the id.
+        let mut id = CmId::new(self.clone())?;
+        id.resolve_addr(dst, RESOLVE_MS.min(timeout))?;
+        self.wait_cm(timeout, CmEventKind::AddrResolved)?;
+        id.resolve_route(RESOLVE_MS.min(timeout))?;
+        self.wait_cm(timeout, CmEventKind::RouteResolved)?;
+
+        let dev = id.device().ok_or(ENODEV)?;
+        let attrs = dev.attrs();
+        let resp = clamp_depth(req.responder_resources, attrs.max_qp_rd_atom);
+        let init = clamp_depth(req.initiator_depth, attrs.max_qp_init_rd_atom);
+        let param = self.prepare(&mut id, &dev, resp, init)?;
+        id.connect(&param)?;
+        self.wait(timeout, |st| match st.state {
+            abi::state::CONNECTED => Some(Ok(())),
+            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            _ => None,
+        })?;
+        if let Some(qp) = id.qp() {
+            self.record_depths(qp)?;
+        }
+        let refused = self.ep.lock().install(Slot::Connection, id);
+        // Shut down meanwhile (the device went): the id goes, outside `ep`.
+        refused.map_err(|id| {
+            drop(id);
+            Self::closed_error(&self.st.lock())
+        })
+    }
+
+    pub(super) fn wait_cm(&self, ms: u32, want: CmEventKind) -> Result {
+        self.wait(ms, |st| {
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            match st.cm_event.take() {
+                Some(e) if e == want => Some(Ok(())),
+                Some(_) | None => None,
+            }
+        })
+    }
+
+    /// Both sides, before connecting or accepting: records what this side
+    /// asks for, creates the QP, posts every receive and registers as a user
+    /// of the device. Returns the parameters to connect or accept with.
+    pub(super) fn prepare(
+        self: &Arc<Self>,
+        id: &mut CmId<Self>,
+        dev: &DeviceRef,
+        resp: u32,
+        init: u32,
+    ) -> Result<ConnParam> {
+        let attrs = dev.attrs();
+        let polled = {
+            let mut st = self.st.lock();
+            st.info.asked_responder_resources = resp;
+            st.info.asked_initiator_depth = init;
+            st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
+            st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
+            // The registry's copy: reading the name here could race with
+            // a rename (only `add` and `remove` run with renames kept out).
+            st.info.device = self
+                .registry
+                .name(dev.index())
+                .unwrap_or([0; abi::DEVICE_NAME_LEN]);
+            st.polled
+        };
+        let qp = id.create_qp(QpCaps {
+            send_wr: SEND_DEPTH,
+            recv_wr: RECV_DEPTH,
+            reaping: if polled {
+                Reaping::Direct
+            } else {
+                Reaping::Workqueue
+            },
+        })?;
+        self.post_initial_recvs(qp, dev)?;
+        self.attach(dev)?;
+        Ok(ConnParam {
+            responder_resources: resp as u8,
+            initiator_depth: init as u8,
+            retry_count: 7,
+            rnr_retry_count: 7,
+        })
+    }
+
+    pub(super) fn post_initial_recvs(self: &Arc<Self>, qp: &Qp, dev: &DeviceRef) -> Result {
+        for _ in 0..RECV_DEPTH {
+            let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
+            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+        }
+        self.st.lock().msg.credits = RECV_DEPTH;
+        Ok(())
+    }
+
+    /// `IOCTL_LISTEN`: bind, listen, and take the first request.
+    pub(crate) fn listen(self: &Arc<Self>, req: &abi::ListenReq) -> Result {
+        if req.reserved != 0 {
+            return Err(EINVAL);
+        }
+        let addr = sockaddr(&req.addr)?;
+        self.begin(req.flags, abi::state::LISTENING)?;
+        self.st.lock().listen_caps = (req.responder_resources, req.initiator_depth);
+        let listener = CmId::new(self.clone()).and_then(|id| {
+            id.listen(&addr, 4)?;
+            Ok(id)
+        });
+        let l = match listener {
+            Ok(l) => l,
+            Err(e) => {
+                self.st.lock().state = abi::state::IDLE;
+                return Err(e);
+            }
+        };
+        // Bound to one device's address, the listener is on that device:
+        // rdma_cm's removal of the device waits until the id is destroyed,
+        // so the device's removal must tear it down like a connection. (A
+        // wildcard listener is on no device; rdma_cm handles its per-device
+        // children itself.)
+        let dev = l.device();
+        let refused = self.ep.lock().install(Slot::Listener, l);
+        if let Err(l) = refused {
+            // Outside `ep`: destroying an id waits for its handlers.
+            drop(l);
+            return Err(Self::closed_error(&self.st.lock()));
+        }
+        if let Some(dev) = dev {
+            if let Err(e) = self.attach(&dev) {
+                let l = self.ep.lock().listener.take();
+                drop(l);
+                self.st.lock().state = abi::state::IDLE;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// `IOCTL_ACCEPT`: wait for the listened-for connection.
+    pub(crate) fn accept(&self, timeout_ms: u32) -> Result<abi::ConnInfo> {
+        {
+            let st = self.st.lock();
+            if st.state == abi::state::IDLE {
+                return Err(EINVAL);
+            }
+        }
+        let r = self.wait(timeout_of(timeout_ms), |st| match st.state {
+            abi::state::CONNECTED => Some(Ok(())),
+            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            _ => None,
+        });
+        if r.is_ok() {
+            // One connection per fd: stop listening. Dropped outside the lock.
+            let listener = self.ep.lock().listener.take();
+            drop(listener);
+            let ep = self.ep.lock();
+            if let Some(qp) = ep.qp() {
+                self.record_depths(qp)?;
+            }
+        }
+        r.map(|()| self.info())
+    }
+
+    /// Records the READ/atomic depths the QP was given: the ground truth of
+    /// the negotiation, reported by `IOCTL_CONN_INFO`.
+    pub(super) fn record_depths(&self, qp: &Qp) -> Result {
+        let (issue, serve) = qp.rd_atomic()?;
+        let mut st = self.st.lock();
+        st.info.initiator_depth = issue;
+        st.info.responder_resources = serve;
+        Ok(())
+    }
+
+    /// The passive side, inside the CONNECT_REQUEST handler.
+    pub(super) fn on_request(self: &Arc<Self>, hid: &HandlerId<'_, Self>, ev: &CmEvent) {
+        let caps = {
+            let mut st = self.st.lock();
+            if st.state != abi::state::LISTENING {
+                return; // Not adopted: rdma_cm rejects it.
+            }
+            st.state = abi::state::CONNECTING;
+            st.listen_caps
+        };
+        let r = hid.adopt().and_then(|mut child| {
+            let r = self.accept_child(hid, &mut child, ev, caps);
+            if r.is_err() {
+                // Best effort: the peer then fails at once with
+                // ECONNREFUSED instead of waiting for its timeout.
+                let _ = hid.reject();
+                hid.disown(child);
+                return r;
+            }
+            // Shut down while this request was set up (the file closed, the
+            // device went): rdma_cm destroys the child, the peer is refused.
+            let refused = self.ep.lock().install(Slot::Connection, child);
+            refused.map_err(|child| {
+                hid.disown(child);
+                Self::closed_error(&self.st.lock())
+            })
+        });
+        if let Err(e) = r {
+            pr_debug!("accept failed: {:?}\n", e);
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, e);
+        }
+    }
+
+    pub(super) fn accept_child(
+        self: &Arc<Self>,
+        hid: &HandlerId<'_, Self>,
+        child: &mut CmId<Self>,
+        ev: &CmEvent,
+        caps: (u32, u32),
+    ) -> Result {
+        let dev = child.device().ok_or(ENODEV)?;
+        let attrs = dev.attrs();
+        // Serve no more READs/atomics than the peer will issue, and issue no
+        // more than the peer will serve; both within the device and the caps.
+        let resp = clamp_depth(caps.0, attrs.max_qp_rd_atom).min(ev.responder_resources as u32);
+        let init = clamp_depth(caps.1, attrs.max_qp_init_rd_atom).min(ev.initiator_depth as u32);
+        {
+            let mut st = self.st.lock();
+            st.info.peer_responder_resources = ev.responder_resources as u32;
+            st.info.peer_initiator_depth = ev.initiator_depth as u32;
+        }
+        let param = self.prepare(child, &dev, resp, init)?;
+        hid.accept(&param)
+    }
+
+    /// `IOCTL_DISCONNECT`.
+    pub(crate) fn disconnect(&self) -> Result {
+        {
+            let st = self.st.lock();
+            if st.state != abi::state::CONNECTED {
+                return Err(errno::ENOTCONN());
+            }
+        }
+        let ep = self.ep.lock();
+        match &ep.id {
+            Some(id) => id.disconnect(),
+            None => Err(errno::ENOTCONN()),
+        }
+    }
+}
+
+impl CmHandler for Conn {
+    fn event(this: &Arc<Self>, id: &HandlerId<'_, Self>, ev: &CmEvent) {
+        if ev.kind == CmEventKind::ConnectRequest {
+            this.on_request(id, ev);
+            return;
+        }
+        this.on_event(ev);
+    }
+}
+
+impl Conn {
+    pub(super) fn on_event(&self, ev: &CmEvent) {
+        if ev.status != 0 {
+            pr_debug!("cm event {:?}, status {}\n", ev.kind, ev.status);
+        }
+        let mut st = self.st.lock();
+        match ev.kind {
+            CmEventKind::AddrResolved | CmEventKind::RouteResolved => {
+                st.cm_event = Some(ev.kind);
+            }
+            CmEventKind::Established => {
+                if st.state == abi::state::CONNECTING {
+                    st.state = abi::state::CONNECTED;
+                }
+            }
+            CmEventKind::AddrError | CmEventKind::RouteError => {
+                self.close_locked(&mut st, errno::EHOSTUNREACH());
+            }
+            CmEventKind::Unreachable | CmEventKind::ConnectError => {
+                self.close_locked(&mut st, errno::ENETUNREACH());
+            }
+            CmEventKind::Rejected => self.close_locked(&mut st, errno::ECONNREFUSED()),
+            CmEventKind::Disconnected => self.close_locked(&mut st, errno::ECONNRESET()),
+            CmEventKind::DeviceRemoval => self.close_locked(&mut st, ENODEV),
+            _ => {}
+        }
+        self.cv.notify_all();
+    }
+}

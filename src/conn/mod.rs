@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One RC connection per open file of `/dev/rdma_krust`: its lifetime and
+//! teardown, its state and the waits on it. What it does is in the
+//! children, one concern each:
+//!
+//! - [`cm`]: rdma_cm setup, active and passive, and the cm events;
+//! - [`msg`]: messages with credits, and the checks of what the peer sends;
+//! - [`ops`]: one-sided operations (RDMA READ/WRITE, atomics, registrations);
+//! - [`windows`]: memory exposed to the peer;
+//! - [`bench`]: the in-kernel benchmark loops.
+//!
+//! Locking: `st` (a mutex) holds the state completions and cm events touch:
+//! the connection state, `St::msg` (the message path's, [`msg::Msg`]) and
+//! `St::op` (the one-sided path's, [`ops::Ops`]). The two are disjoint:
+//! the message path and the completions of receives and SENDs touch only
+//! `msg`, the operation path and its completions only `op`, and each path
+//! has one caller at a time through its turn ([`TURN_SEND`],
+//! [`TURN_RECV`], [`TURN_OP`]). Completions run on ib_core's workqueue (or,
+//! on a busy-polling connection, in the waiting thread, under `ep`) and cm
+//! handlers in rdma_cm's, all in process context. `ep` holds the cm ids and
+//! is taken before `st`. `windows` is a lock of its own, taken alone. No
+//! lock is ever held across a call that waits for a cm handler
+//! (`rdma_destroy_id()`, via dropping a [`CmId`]), because handlers take
+//! `ep` and `st` themselves, nor across a copy to or from user memory.
+//!
+//! Teardown ([`Conn::shutdown`]) follows nvme-rdma: close, seal `ep`,
+//! destroy the listener, disconnect and drain, destroy the QP and CQ, the
+//! windows, the id.
+
+use crate::abi::{self, WireHdr};
+use crate::kapi::{
+    cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, SockAddr},
+    dma::{CpuBuf, DeviceBuf, Direction},
+    errno,
+    ib::DeviceRef,
+    misc,
+    verbs::{Access, CompletionHandler, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
+};
+use crate::registry::{DeviceUser, Registry};
+
+mod bench;
+mod cm;
+mod msg;
+mod ops;
+mod windows;
+
+use msg::Msg;
+use ops::{Ops, Step};
+use windows::Exposed;
+
+use kernel::{
+    new_condvar, new_mutex,
+    prelude::*,
+    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex},
+    time::{msecs_to_jiffies, Ktime},
+    uaccess::UserSlice,
+};
+
+const RECV_DEPTH: u32 = abi::RECV_DEPTH;
+const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
+const HDR: usize = abi::WIRE_HDR_SIZE as usize;
+const FRAG: usize = RECV_BUF - HDR;
+const SEND_DEPTH: u32 = 2 * RECV_DEPTH;
+const RESOLVE_MS: u32 = 2000;
+/// Completions a busy-polling waiter handles per poll.
+const POLL_BUDGET: u32 = 16;
+/// One-sided operations move at most this much per work request.
+const OP_CHUNK: usize = 256 * 1024;
+const OP_MAX_CHUNKS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(OP_CHUNK);
+/// Slots for the buffers completions hand back: enough for the largest
+/// one-sided operation and for a benchmark's queue depth.
+const OP_SLOTS: usize = if OP_MAX_CHUNKS > abi::BENCH_MAX_DEPTH as usize {
+    OP_MAX_CHUNKS
+} else {
+    abi::BENCH_MAX_DEPTH as usize
+};
+/// Bytes a window copy moves through its bounce buffer at a time.
+const WINDOW_IO_CHUNK: usize = 64 * 1024;
+
+/// What a posted work request owns.
+pub(crate) enum Work {
+    /// A posted receive.
+    Recv(DeviceBuf),
+    /// A SEND of `len` bytes of the buffer.
+    Send(DeviceBuf, usize),
+    /// Step `idx` of one-sided operation number `gen` (RDMA READ/WRITE,
+    /// atomic, registration, invalidation), with its buffer if any.
+    Op {
+        gen: u64,
+        idx: usize,
+        buf: Option<DeviceBuf>,
+        len: usize,
+    },
+}
+
+impl WorkCtx for Work {
+    fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+        match self {
+            Work::Recv(b) => Some((b, b.len())),
+            Work::Send(b, len) => Some((b, *len)),
+            Work::Op { buf, len, .. } => buf.as_ref().map(|b| (b, *len)),
+        }
+    }
+}
+
+/// State shared with completions and cm events.
+struct St {
+    state: u32,
+    error: Option<Error>,
+    /// The last cm event the connect path waits for.
+    cm_event: Option<CmEventKind>,
+    /// The message path's state.
+    msg: Msg,
+    /// The one-sided path's state.
+    op: Ops,
+    info: abi::ConnInfo,
+    /// Caps from `IOCTL_LISTEN` for the passive side.
+    listen_caps: (u32, u32),
+    /// The RDMA device index once bound, for the registry.
+    device_index: Option<u32>,
+    /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
+    polled: bool,
+    /// The [`Turn`]s taken.
+    turns: u8,
+}
+
+/// The cm ids of the connection.
+///
+/// An id's handler context is the connection, which owns the id here: a
+/// reference cycle, by design, that [`Conn::shutdown`] breaks by sealing
+/// this. A sealed `Ep` holds no id and takes none ([`Ep::install`] hands the
+/// id back), so an id set up while the connection was being shut down (a
+/// request handled as its listener closed, a connect that succeeded as the
+/// device went) cannot slip in after the shutdown took the ids and keep the
+/// connection, its QP and its device alive forever.
+///
+/// # Invariants
+///
+/// `sealed` implies `listener` and `id` are `None`.
+struct Ep {
+    listener: Option<CmId<Conn>>,
+    id: Option<CmId<Conn>>,
+    sealed: bool,
+}
+
+/// Which id of [`Ep`] to install.
+enum Slot {
+    Listener,
+    Connection,
+}
+
+impl Ep {
+    /// The connection's QP, if it has one.
+    fn qp(&self) -> Option<&Qp> {
+        self.id.as_ref().and_then(|id| id.qp())
+    }
+
+    /// Keeps `id` in `slot`, unless the connection was shut down: then the
+    /// id comes back, for the caller to destroy (outside `ep`, or with
+    /// [`HandlerId::disown`] inside its own handler).
+    fn install(&mut self, slot: Slot, id: CmId<Conn>) -> core::result::Result<(), CmId<Conn>> {
+        if self.sealed {
+            return Err(id);
+        }
+        match slot {
+            Slot::Listener => self.listener = Some(id),
+            Slot::Connection => self.id = Some(id),
+        }
+        Ok(())
+    }
+
+    /// Takes both ids and takes no more: the listener and the connection.
+    fn seal(&mut self) -> (Option<CmId<Conn>>, Option<CmId<Conn>>) {
+        self.sealed = true;
+        // INVARIANT: sealed, and both taken.
+        (self.listener.take(), self.id.take())
+    }
+}
+
+/// One connection; the state of one open file of `/dev/rdma_krust`.
+#[pin_data]
+pub(crate) struct Conn {
+    #[pin]
+    st: Mutex<St>,
+    #[pin]
+    cv: CondVar,
+    #[pin]
+    ep: Mutex<Ep>,
+    /// Exposed windows: [`abi::MAX_WINDOWS`] slots, allocated up front, so
+    /// that removing one never allocates (and cannot fail).
+    #[pin]
+    windows: Mutex<KVec<Option<Exposed>>>,
+    registry: Arc<Registry>,
+}
+
+/// What one caller at a time may do on a connection: send a whole message
+/// ([`TURN_SEND`]), receive one ([`TURN_RECV`]), or run a one-sided
+/// operation, a window change or a benchmark ([`TURN_OP`]). Unlike a mutex,
+/// waiting for a turn is interruptible and has a deadline.
+type Turns = u8;
+const TURN_SEND: Turns = 1;
+const TURN_RECV: Turns = 2;
+const TURN_OP: Turns = 4;
+
+/// Turns held; given back (and the next waiter woken) on drop.
+struct Turn<'a> {
+    conn: &'a Conn,
+    turns: Turns,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut st = self.conn.st.lock();
+        st.turns &= !self.turns;
+        self.conn.cv.notify_all();
+    }
+}
+
+/// The `ktime_get()` time (ns) `ms` milliseconds from now.
+fn deadline(ms: u32) -> i64 {
+    Ktime::ktime_get().to_ns() + i64::from(ms) * 1_000_000
+}
+
+/// Milliseconds left until `end` (rounded up); `ETIMEDOUT` once it passed.
+/// Loops that wait more than once wait against one deadline, so that an
+/// ioctl's `timeout_ms` bounds the whole call.
+fn ms_until(end: i64) -> Result<u32> {
+    let left = end - Ktime::ktime_get().to_ns();
+    if left <= 0 {
+        return Err(errno::ETIMEDOUT());
+    }
+    Ok(u32::try_from((left + 999_999) / 1_000_000).unwrap_or(u32::MAX))
+}
+
+fn timeout_of(ms: u32) -> u32 {
+    if ms == 0 {
+        abi::DEFAULT_TIMEOUT_MS
+    } else {
+        ms
+    }
+}
+
+fn sockaddr(a: &abi::Addr) -> Result<SockAddr> {
+    if a.reserved != 0 {
+        return Err(EINVAL);
+    }
+    match a.family {
+        abi::AF_INET => Ok(SockAddr::v4(
+            [a.addr[0], a.addr[1], a.addr[2], a.addr[3]],
+            a.port,
+        )),
+        abi::AF_INET6 => Ok(SockAddr::v6(a.addr, a.port)),
+        _ => Err(EINVAL),
+    }
+}
+
+/// `0` means "the device's maximum"; anything else is clamped to it (and to
+/// the 8 bits the CM carries).
+fn clamp_depth(asked: u32, dev_max: u32) -> u32 {
+    let max = dev_max.min(u8::MAX as u32);
+    if asked == 0 {
+        max
+    } else {
+        asked.min(max)
+    }
+}
+
+impl Conn {
+    /// A new, idle connection.
+    pub(crate) fn new(registry: Arc<Registry>) -> Result<Arc<Self>> {
+        let msg = Msg::new()?;
+        let op = Ops::new()?;
+        let mut windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
+        for _ in 0..abi::MAX_WINDOWS {
+            windows.push(None, GFP_KERNEL)?;
+        }
+        Arc::pin_init(
+            pin_init!(Self {
+                st <- new_mutex!(St {
+                    state: abi::state::IDLE,
+                    error: None,
+                    cm_event: None,
+                    msg,
+                    op,
+                    info: abi::ConnInfo {
+                        recv_depth: RECV_DEPTH,
+                        ..Default::default()
+                    },
+                    listen_caps: (0, 0),
+                    device_index: None,
+                    polled: false,
+                    turns: 0,
+                }),
+                cv <- new_condvar!(),
+                ep <- new_mutex!(Ep {
+                    listener: None,
+                    id: None,
+                    sealed: false,
+                }),
+                windows <- new_mutex!(windows),
+                registry,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Waits until `f` returns `Some`, for at most `ms` milliseconds.
+    /// A signal gives `EINTR`, the timeout `ETIMEDOUT`.
+    fn wait<T>(&self, ms: u32, mut f: impl FnMut(&mut St) -> Option<Result<T>>) -> Result<T> {
+        let mut left = msecs_to_jiffies(ms);
+        let mut st = self.st.lock();
+        if st.polled {
+            drop(st);
+            return self.wait_polling(ms, f);
+        }
+        loop {
+            if let Some(r) = f(&mut st) {
+                return r;
+            }
+            match self.cv.wait_interruptible_timeout(&mut st, left) {
+                CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
+                CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
+                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+            }
+        }
+    }
+
+    /// [`Self::wait`] on a busy-polling connection (`abi::CONN_POLL`): this
+    /// thread reaps the completions. It spins while completions come, and
+    /// after [`abi::POLL_SPIN_US`] without one naps a jiffy between polls
+    /// (a cm event or another waiter's completion ends the nap early).
+    fn wait_polling<T>(
+        &self,
+        ms: u32,
+        mut f: impl FnMut(&mut St) -> Option<Result<T>>,
+    ) -> Result<T> {
+        // Jiffies, not ktime: this runs on every pass of the loop, and
+        // ktime_get() reads the clocksource (the emulated HPET under TCG).
+        let start = misc::jiffies();
+        let timeout = msecs_to_jiffies(ms);
+        let spin = msecs_to_jiffies(abi::POLL_SPIN_US.div_ceil(1000)).max(1);
+        let mut last_seen = start;
+        loop {
+            let reaped = self.reap();
+            let mut st = self.st.lock();
+            if let Some(r) = f(&mut st) {
+                return r;
+            }
+            let now = misc::jiffies();
+            if now.wrapping_sub(start) >= timeout {
+                return Err(errno::ETIMEDOUT());
+            }
+            if reaped > 0 {
+                last_seen = now;
+            } else if now.wrapping_sub(last_seen) > spin {
+                if let CondVarTimeoutResult::Signal { .. } =
+                    self.cv.wait_interruptible_timeout(&mut st, 1)
+                {
+                    return Err(EINTR);
+                }
+                continue;
+            }
+            drop(st);
+            if kernel::current!().signal_pending() {
+                return Err(EINTR);
+            }
+            misc::yield_now();
+        }
+    }
+
+    /// Runs the handlers of the completions waiting in a busy-polling
+    /// connection's CQ; returns how many ran. `ep` serializes the reapers,
+    /// so messages are handled in the order they arrived.
+    fn reap(&self) -> u32 {
+        let ep = self.ep.lock();
+        // Each handler notifies `cv`, waking waiters that nap.
+        ep.qp().map_or(0, |qp| qp.reap(POLL_BUDGET).unwrap_or(0))
+    }
+
+    /// The error of an operation that found no QP: the connection's closing
+    /// errno if it was closed (the QP goes away after the state says so),
+    /// `ENOTCONN` if it never connected. Takes `st`, so it may be called
+    /// with `ep` held, not with `st`.
+    fn no_qp(&self) -> Error {
+        let st = self.st.lock();
+        match st.state {
+            abi::state::CLOSED => Self::closed_error(&st),
+            _ => errno::ENOTCONN(),
+        }
+    }
+
+    fn closed_error(st: &St) -> Error {
+        st.error.unwrap_or(errno::ENOTCONN())
+    }
+
+    fn close_locked(&self, st: &mut St, err: Error) {
+        if st.state != abi::state::CLOSED {
+            st.state = abi::state::CLOSED;
+            st.error = Some(err);
+            st.info.error = (-err.to_errno()) as u32;
+        }
+        self.cv.notify_all();
+    }
+
+    /// Waits, interruptibly and until `end`, until none of `turns` is held,
+    /// then takes them all.
+    fn take_turns(&self, turns: Turns, end: i64) -> Result<Turn<'_>> {
+        self.wait(ms_until(end)?, |st| {
+            if st.turns & turns != 0 {
+                return None;
+            }
+            st.turns |= turns;
+            Some(Ok(()))
+        })?;
+        Ok(Turn { conn: self, turns })
+    }
+
+    /// `IOCTL_CONN_INFO`.
+    pub(crate) fn info(&self) -> abi::ConnInfo {
+        let st = self.st.lock();
+        let mut info = st.info;
+        info.state = st.state;
+        info.credits = st.msg.credits;
+        info
+    }
+
+    /// Registers as a user of `dev`, so that its removal tears this file's
+    /// ids down first. Once per device: a listener bound to the device's
+    /// address is attached already when its connection is set up.
+    fn attach(self: &Arc<Self>, dev: &DeviceRef) -> Result {
+        let index = dev.index();
+        let old = self.st.lock().device_index;
+        if old == Some(index) {
+            return Ok(());
+        }
+        self.registry.attach(index, self.key(), self.clone())?;
+        self.st.lock().device_index = Some(index);
+        if let Some(old) = old {
+            self.registry.detach(old, self.key());
+        }
+        Ok(())
+    }
+
+    fn key(&self) -> usize {
+        core::ptr::from_ref(self) as usize
+    }
+
+    /// Tears everything down: called when the file is released and when the
+    /// connection's device goes away. Waiters get `err`.
+    pub(crate) fn shutdown(&self, err: Error) {
+        // Closed first, so that a caller who then finds no QP reports `err`.
+        {
+            let mut st = self.st.lock();
+            self.close_locked(&mut st, err);
+        }
+        let (listener, mut id) = self.ep.lock().seal();
+        // Outside the locks: these wait for running handlers and drain the QP
+        // (whose completions take `st`). nvme-rdma's order: disconnect,
+        // drain, destroy the QP and CQ; then the windows' MRs, the PD (with
+        // the last of them), and the id.
+        drop(listener);
+        if let Some(id) = id.as_mut() {
+            id.close_qp();
+        }
+        // With the QP gone no peer can reach a window: now they can go (a
+        // copy still running on one frees it when it ends).
+        for w in self.windows.lock().iter_mut() {
+            *w = None;
+        }
+        drop(id);
+        let index = self.st.lock().device_index.take();
+        if let Some(index) = index {
+            self.registry.detach(index, self.key());
+        }
+        // Buffers the drain gave back are freed with the queues.
+        let mut st = self.st.lock();
+        while st.msg.rx.pop().is_some() {}
+        while st.msg.repost.pop().is_some() {}
+        for b in st.op.bufs.iter_mut() {
+            *b = None;
+        }
+    }
+
+    fn require_connected(st: &St) -> Result {
+        match st.state {
+            abi::state::CONNECTED => Ok(()),
+            abi::state::CLOSED => Err(Self::closed_error(st)),
+            _ => Err(errno::ENOTCONN()),
+        }
+    }
+}
+
+impl CompletionHandler for Conn {
+    type Ctx = Work;
+
+    fn complete(&self, wc: &Wc, ctx: Work) {
+        let mut st = self.st.lock();
+        match ctx {
+            Work::Recv(buf) => self.complete_recv(&mut st, wc, buf),
+            Work::Send(buf, _) => {
+                drop(buf);
+                self.complete_send(&mut st, wc);
+            }
+            Work::Op { gen, idx, buf, .. } => Self::complete_op(&mut st, wc, gen, idx, buf),
+        }
+        self.cv.notify_all();
+    }
+}
+
+impl DeviceUser for Conn {
+    fn device_going(&self) {
+        let mut st = self.st.lock();
+        self.close_locked(&mut st, ENODEV);
+    }
+
+    fn device_removed(&self) {
+        self.shutdown(ENODEV);
+    }
+}

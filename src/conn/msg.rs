@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Messages: `IOCTL_SEND` and `IOCTL_RECV` over RC SENDs with credits
+//! (`Documentation/flow-control.rst`), every received header checked before
+//! use (`Documentation/wire-protocol.rst`).
+//!
+//! State: `St::msg` ([`Msg`]), under the connection's `st` lock. Only this
+//! file and the completions of receives and SENDs change it; one sender
+//! (`TURN_SEND`) and one receiver (`TURN_RECV`) at a time.
+
+use super::*;
+
+/// A received data fragment waiting for `IOCTL_RECV`.
+pub(super) struct Fragment {
+    pub(super) hdr: WireHdr,
+    pub(super) buf: CpuBuf,
+    pub(super) len: usize,
+    /// When its completion was handled (`ktime_get()`, ns).
+    pub(super) stamp: i64,
+}
+
+/// A fixed-capacity FIFO (6.12's `KVec` has no `remove`).
+pub(super) struct Fifo<T> {
+    slots: KVec<Option<T>>,
+    head: usize,
+    len: usize,
+}
+
+impl<T> Fifo<T> {
+    pub(super) fn new(cap: usize) -> Result<Self> {
+        let mut slots = KVec::with_capacity(cap, GFP_KERNEL)?;
+        for _ in 0..cap {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            slots,
+            head: 0,
+            len: 0,
+        })
+    }
+
+    pub(super) fn push(&mut self, v: T) -> core::result::Result<(), T> {
+        let cap = self.slots.len();
+        if self.len == cap {
+            return Err(v);
+        }
+        let at = (self.head + self.len).checked_rem(cap).unwrap_or(0);
+        match self.slots.get_mut(at) {
+            Some(slot) => {
+                *slot = Some(v);
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    pub(super) fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.slots.get_mut(self.head)?.take();
+        self.head = (self.head + 1).checked_rem(self.slots.len()).unwrap_or(0);
+        self.len -= 1;
+        v
+    }
+
+    pub(super) fn front(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots.get(self.head)?.as_ref()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The message state of a connection.
+pub(super) struct Msg {
+    /// Data fragments received, in order; only whole messages and the
+    /// start of the next one, each checked by `wire`.
+    pub(super) rx: Fifo<Fragment>,
+    /// The peer's message stream as checked so far.
+    pub(super) wire: abi::WireRx,
+    /// The peer broke the protocol: later receives are dropped unread.
+    pub(super) wire_broken: bool,
+    /// Receive buffers that are free to repost (credit-only messages).
+    pub(super) repost: Fifo<DeviceBuf>,
+    /// SENDs the peer has receives for.
+    pub(super) credits: u32,
+    /// Receives reposted and not yet announced to the peer.
+    pub(super) pending_grant: u32,
+    /// The peer said it is down to its last credit.
+    pub(super) peer_low: bool,
+    /// SENDs posted and not completed.
+    pub(super) sends_inflight: u32,
+    /// Raw messages (`abi::CONN_RAW`): no header, no credits.
+    pub(super) raw: bool,
+}
+
+impl Msg {
+    pub(super) fn new() -> Result<Self> {
+        Ok(Self {
+            rx: Fifo::new(RECV_DEPTH as usize)?,
+            wire: abi::WireRx::default(),
+            wire_broken: false,
+            repost: Fifo::new(RECV_DEPTH as usize)?,
+            credits: 0,
+            pending_grant: 0,
+            peer_low: false,
+            sends_inflight: 0,
+            raw: false,
+        })
+    }
+}
+
+impl Conn {
+    /// Reposts free receive buffers and, when the peer needs them, sends the
+    /// credits back. Process context, `ep` not held.
+    pub(super) fn pump(self: &Arc<Self>) -> Result {
+        let ep = self.ep.lock();
+        let Some(qp) = ep.qp() else {
+            return Err(self.no_qp());
+        };
+        loop {
+            let buf = self.st.lock().msg.repost.pop();
+            let Some(buf) = buf else { break };
+            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+            self.st.lock().msg.pending_grant += 1;
+        }
+        let (grant, low) = {
+            let mut st = self.st.lock();
+            let due = !st.msg.raw
+                && st.msg.pending_grant > 0
+                && (st.msg.peer_low || st.msg.pending_grant >= abi::GRANT_BATCH)
+                && st.msg.credits >= 1;
+            if !due {
+                return Ok(());
+            }
+            st.msg.credits -= 1;
+            st.msg.peer_low = false;
+            st.msg.sends_inflight += 1;
+            let grant = core::mem::take(&mut st.msg.pending_grant);
+            (grant, st.msg.credits < 2)
+        };
+        let hdr = WireHdr {
+            flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
+            grant,
+            msg_len: 0,
+            offset: 0,
+        };
+        let dev = qp.pd().device().clone();
+        let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
+            let mut cpu = buf.into_cpu();
+            cpu.get_mut(..HDR)
+                .ok_or(EINVAL)?
+                .copy_from_slice(&hdr.encode());
+            qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send)
+                .map_err(|(e, _)| e)
+        });
+        if r.is_err() {
+            let mut st = self.st.lock();
+            st.msg.sends_inflight -= 1;
+            st.msg.pending_grant += grant;
+        }
+        r
+    }
+
+    /// [`Self::pump`] for a receiver: a connection that closed (and may
+    /// have lost its QP) is no error here, as what arrived before still
+    /// goes to the receiver; the wait that follows reports the close.
+    pub(super) fn pump_unless_closed(self: &Arc<Self>) -> Result {
+        match self.pump() {
+            Err(e) if Self::require_connected(&self.st.lock()).is_ok() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// `IOCTL_SEND`: one message of `len` bytes from user memory.
+    pub(crate) fn send(self: &Arc<Self>, x: &abi::Xfer) -> Result {
+        if x.flags != 0 {
+            return Err(EINVAL);
+        }
+        if x.len > abi::MAX_MSG_SIZE {
+            return Err(errno::EMSGSIZE());
+        }
+        let len = x.len as usize;
+        let frags = len.div_ceil(FRAG).max(1);
+        let timeout = timeout_of(x.timeout_ms);
+        let end = deadline(timeout);
+        let _turn = self.take_turns(TURN_SEND, end)?;
+        let raw = {
+            let st = self.st.lock();
+            Self::require_connected(&st)?;
+            st.msg.raw
+        };
+        if raw {
+            return self.send_raw(x, ms_until(end)?);
+        }
+
+        // Take every credit the message needs before sending any fragment,
+        // so a signal or timeout never leaves half a message on the wire.
+        loop {
+            self.pump()?;
+            let got = self.wait(ms_until(end)?, |st| {
+                if let Err(e) = Self::require_connected(st) {
+                    return Some(Err(e));
+                }
+                if st.msg.credits as usize > frags {
+                    st.msg.credits -= frags as u32;
+                    return Some(Ok(true));
+                }
+                // Free receives to repost: go back and pump.
+                if st.msg.repost.len() > 0 {
+                    return Some(Ok(false));
+                }
+                None
+            })?;
+            if got {
+                break;
+            }
+        }
+
+        // Copy the whole message in first: a fault in the user buffer then
+        // costs nothing on the wire (a half-sent message would stall the
+        // peer's IOCTL_RECV forever).
+        let bufs = match self.stage_message(x, len, frags) {
+            Ok(b) => b,
+            Err(e) => {
+                self.st.lock().msg.credits += frags as u32;
+                return Err(e);
+            }
+        };
+        let mut result = Ok(());
+        for (i, cpu) in bufs.into_iter().enumerate() {
+            let chunk = (len - i * FRAG).min(FRAG);
+            if let Err(e) = self.send_fragment(cpu, i, frags, chunk, len) {
+                // Credits of fragments never posted go back.
+                self.st.lock().msg.credits += (frags - i) as u32;
+                result = Err(e);
+                break;
+            }
+        }
+        // Every posted fragment completes (a failure closes the connection).
+        let done = self.wait(timeout.max(abi::DEFAULT_TIMEOUT_MS), |st| {
+            if st.msg.sends_inflight == 0 {
+                return Some(Ok(()));
+            }
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            None
+        });
+        result.and(done)
+    }
+
+    /// The fragments of a message, headers left blank, data copied in.
+    pub(super) fn stage_message(
+        &self,
+        x: &abi::Xfer,
+        len: usize,
+        frags: usize,
+    ) -> Result<KVec<CpuBuf>> {
+        let dev = self.op_device()?;
+        let mut reader = UserSlice::new(x.buf as usize, len).reader();
+        let mut bufs = KVec::with_capacity(frags, GFP_KERNEL)?;
+        for i in 0..frags {
+            let chunk = (len - i * FRAG).min(FRAG);
+            let buf = DeviceBuf::alloc(&dev, HDR + chunk.max(1), Direction::ToDevice)?;
+            let mut cpu = buf.into_cpu();
+            reader.read_slice(cpu.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
+            bufs.push(cpu, GFP_KERNEL)?;
+        }
+        Ok(bufs)
+    }
+
+    /// A raw SEND: exactly the caller's bytes, then wait for it.
+    pub(super) fn send_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result {
+        let len = x.len as usize;
+        if len > RECV_BUF {
+            return Err(errno::EMSGSIZE());
+        }
+        let dev = self.op_device()?;
+        let mut cpu = DeviceBuf::alloc(&dev, len.max(1), Direction::ToDevice)?.into_cpu();
+        UserSlice::new(x.buf as usize, len)
+            .reader()
+            .read_slice(cpu.get_mut(..len).ok_or(EINVAL)?)?;
+        self.st.lock().msg.sends_inflight += 1;
+        let r = {
+            let ep = self.ep.lock();
+            match ep.qp() {
+                Some(qp) => qp
+                    .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send)
+                    .map_err(|(e, _)| e),
+                None => Err(self.no_qp()),
+            }
+        };
+        if let Err(e) = r {
+            self.st.lock().msg.sends_inflight -= 1;
+            return Err(e);
+        }
+        self.wait(timeout, |st| {
+            if st.msg.sends_inflight == 0 {
+                return Some(Ok(()));
+            }
+            if st.state == abi::state::CLOSED {
+                return Some(Err(Self::closed_error(st)));
+            }
+            None
+        })
+    }
+
+    pub(super) fn send_fragment(
+        self: &Arc<Self>,
+        mut cpu: CpuBuf,
+        i: usize,
+        frags: usize,
+        chunk: usize,
+        len: usize,
+    ) -> Result {
+        let (grant, low) = {
+            let mut st = self.st.lock();
+            st.msg.peer_low = false;
+            st.msg.sends_inflight += 1;
+            (
+                core::mem::take(&mut st.msg.pending_grant),
+                st.msg.credits < 2,
+            )
+        };
+        let mut flags = 0;
+        if i == 0 {
+            flags |= abi::WIRE_FIRST;
+        }
+        if i + 1 == frags {
+            flags |= abi::WIRE_LAST;
+        }
+        if low {
+            flags |= abi::WIRE_LOW;
+        }
+        let hdr = WireHdr {
+            flags,
+            grant,
+            msg_len: len as u32,
+            offset: (i * FRAG) as u32,
+        };
+        cpu.get_mut(..HDR)
+            .ok_or(EINVAL)?
+            .copy_from_slice(&hdr.encode());
+        let ep = self.ep.lock();
+        let r = match ep.qp() {
+            Some(qp) => qp
+                .post_send(
+                    self,
+                    Work::Send(cpu.into_device(), HDR + chunk),
+                    SendOp::Send,
+                )
+                .map_err(|(e, _)| e),
+            None => Err(self.no_qp()),
+        };
+        if r.is_err() {
+            let mut st = self.st.lock();
+            st.msg.sends_inflight -= 1;
+            st.msg.pending_grant += grant;
+        }
+        r
+    }
+
+    /// `IOCTL_RECV`: the next message, into user memory. Returns its length.
+    pub(crate) fn recv(self: &Arc<Self>, x: &abi::Xfer) -> Result<u64> {
+        if x.flags != 0 {
+            return Err(EINVAL);
+        }
+        let end = deadline(timeout_of(x.timeout_ms));
+        // One receiver at a time takes fragments off the queue.
+        let _turn = self.take_turns(TURN_RECV, end)?;
+        if self.st.lock().msg.raw {
+            return self.recv_raw(x, ms_until(end)?);
+        }
+        // Wait until a whole message is here; nothing is taken before that,
+        // so a signal or a timeout leaves the queue as it was.
+        // Messages that arrived whole before the connection closed are
+        // still delivered, in order (as a socket delivers data before its
+        // FIN); then the connection's errno.
+        let msg_len = loop {
+            self.pump_unless_closed()?;
+            let r = self.wait(ms_until(end)?, |st| {
+                if let Some(f) = st.msg.rx.front() {
+                    let msg_len = f.hdr.msg_len as usize;
+                    let frags = msg_len.div_ceil(FRAG).max(1);
+                    if st.msg.rx.len() >= frags {
+                        return Some(Ok(Some(msg_len)));
+                    }
+                }
+                if let Err(e) = Self::require_connected(st) {
+                    return Some(Err(e));
+                }
+                if st.msg.repost.len() > 0 {
+                    return Some(Ok(None));
+                }
+                None
+            })?;
+            if let Some(n) = r {
+                break n;
+            }
+        };
+        if msg_len as u64 > x.len {
+            return Err(errno::EMSGSIZE());
+        }
+        let frags = msg_len.div_ceil(FRAG).max(1);
+        let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
+        let mut result = Ok(());
+        for _ in 0..frags {
+            let f = self.st.lock().msg.rx.pop();
+            let Some(f) = f else { break };
+            if result.is_ok() {
+                result = match f.buf.get(HDR..f.len.max(HDR)) {
+                    Some(payload) => writer.write_slice(payload),
+                    None => Err(errno::EPROTO()),
+                };
+            }
+            // The buffer goes back to the device and is reposted.
+            let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+        }
+        // The message is the caller's now: reposting and returning credits
+        // is best effort here, and a connection that broke meanwhile (the
+        // peer closing after its last message) fails the next call instead.
+        let _ = self.pump();
+        result.map(|()| msg_len as u64)
+    }
+
+    /// A raw RECV: the next received buffer as it came.
+    pub(super) fn recv_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result<u64> {
+        self.pump_unless_closed()?;
+        let len = self.wait(timeout, |st| {
+            if let Some(f) = st.msg.rx.front() {
+                return Some(Ok(f.len));
+            }
+            Self::require_connected(st).err().map(Err)
+        })?;
+        if len as u64 > x.len {
+            return Err(errno::EMSGSIZE());
+        }
+        let f = self.st.lock().msg.rx.pop().ok_or(EIO)?;
+        let r = match f.buf.get(..len) {
+            Some(data) => UserSlice::new(x.buf as usize, len)
+                .writer()
+                .write_slice(data),
+            None => Err(EIO),
+        };
+        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+        // As in `recv`: the buffer is the caller's, whatever the repost does.
+        let _ = self.pump();
+        r.map(|()| len as u64)
+    }
+
+    /// The peer broke the message protocol: this connection closes with
+    /// `EPROTO` and reads nothing more it sent; no other connection is
+    /// touched. One log line, rate-limited (a peer could send millions).
+    pub(super) fn wire_fault(&self, st: &mut St, fault: abi::WireFault) {
+        st.msg.wire_broken = true;
+        if misc::ratelimit() {
+            pr_warn!(
+                "peer broke the message protocol ({}): closing its connection\n",
+                fault.as_str()
+            );
+        }
+        self.close_locked(st, errno::EPROTO());
+    }
+
+    /// A receive completed: checks it (`abi::WireRx`) and queues its
+    /// fragment, or takes its credits. `st` held; the caller wakes waiters.
+    pub(super) fn complete_recv(&self, st: &mut St, wc: &Wc, buf: DeviceBuf) {
+        if !wc.ok() {
+            if !wc.flushed() {
+                pr_debug!(
+                    "receive failed: {}\n",
+                    wc.status_msg().to_str().unwrap_or("?")
+                );
+            }
+            self.close_locked(st, wc.errno());
+            return;
+        }
+        let cpu = buf.into_cpu();
+        let len = (wc.byte_len as usize).min(cpu.len());
+        let msg = &mut st.msg;
+        if msg.raw {
+            let stamp = Ktime::ktime_get().to_ns();
+            let frag = Fragment {
+                hdr: WireHdr::default(),
+                buf: cpu,
+                len,
+                stamp,
+            };
+            if msg.rx.push(frag).is_err() {
+                self.close_locked(st, errno::EPROTO());
+            }
+            return;
+        }
+        if msg.wire_broken {
+            return;
+        }
+        let checked = match cpu.get(..len) {
+            Some(b) => msg.wire.check(b, msg.credits),
+            None => Err(abi::WireFault::Header),
+        };
+        let hdr = match checked {
+            Ok((hdr, credits)) => {
+                msg.credits = credits;
+                hdr
+            }
+            Err(fault) => {
+                self.wire_fault(st, fault);
+                return;
+            }
+        };
+        msg.peer_low = hdr.flags & abi::WIRE_LOW != 0;
+        if hdr.flags & abi::WIRE_CREDIT != 0 {
+            let _ = msg.repost.push(cpu.into_device());
+            return;
+        }
+        let frag = Fragment {
+            hdr,
+            buf: cpu,
+            len,
+            stamp: 0,
+        };
+        if msg.rx.push(frag).is_err() {
+            // More fragments than receives: cannot happen, as every
+            // fragment took a receive of ours.
+            self.close_locked(st, errno::EPROTO());
+        }
+    }
+
+    /// A SEND of the message protocol completed: its buffer goes.
+    pub(super) fn complete_send(&self, st: &mut St, wc: &Wc) {
+        st.msg.sends_inflight = st.msg.sends_inflight.saturating_sub(1);
+        if !wc.ok() {
+            if !wc.flushed() {
+                pr_debug!("send failed: {}\n", wc.status_msg().to_str().unwrap_or("?"));
+            }
+            self.close_locked(st, wc.errno());
+        }
+    }
+}
