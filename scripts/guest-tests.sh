@@ -61,6 +61,7 @@ ALL_TESTS=(
 	peer_killed_mid_transfer
 	hostile_peer_costs_only_its_connection
 	listener_close_races_connect
+	compat_ioctl_32bit_caller
 )
 
 SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
@@ -930,6 +931,19 @@ test_listener_close_races_connect() {
 	ip link del kv12
 	rmmod rdma_krust || fail "rmmod failed"
 	insmod "$KO" || fail "insmod failed"
+}
+
+# A 32-bit program (scripts/compat32.c, gcc -m32 -static) calls the ioctls
+# on the 64-bit kernel: IOCTL_VERSION (ABI version, and the module's command
+# numbers equal the ones the 32-bit macros make), IOCTL_LIST_DEVICES through
+# a 32-bit pointer in the u64 field (rxe0 listed), EFAULT for a bad one,
+# ENOTTY for an unknown command. Without compat_ioctl every call was ENOTTY.
+test_compat_ioctl_32bit_caller() {
+	ensure_loaded
+	local out
+	out=$("$ROOT/userspace-peer/target/compat32" rxe0 2>&1) || fail "compat32: $out"
+	echo "$out" | sed 's/^/  /'
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 4 "checks passed"
 }
 
 # The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20): real and

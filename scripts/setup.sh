@@ -10,7 +10,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential bc flex bison cpio kmod libelf-dev libssl-dev xz-utils
-	clang lld llvm libclang-dev pkg-config
+	clang lld llvm libclang-dev pkg-config gcc-multilib
 	linux-source-6.12
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest linux-perf

@@ -20,6 +20,9 @@ pub const RECV_BUF_SIZE: u32 = 64 * 1024;
 /// protocol.
 pub const WIRE_HDR_SIZE: u32 = 16;
 
+/// Payload bytes of a full fragment.
+pub const WIRE_FRAG: u32 = RECV_BUF_SIZE - WIRE_HDR_SIZE;
+
 /// Fragments of the largest message: a SEND of it needs one credit more.
 pub const MAX_MSG_FRAGS: u32 = (MAX_MSG_SIZE as u32).div_ceil(RECV_BUF_SIZE - WIRE_HDR_SIZE);
 
@@ -61,6 +64,27 @@ pub struct WireHdr {
 }
 
 impl WireHdr {
+    /// The header of fragment `i` of a message of `msg_len` bytes, as
+    /// every sender cuts it: payloads of [`WIRE_FRAG`] bytes but the last,
+    /// FIRST on fragment 0, LAST on the last one (a message has
+    /// `msg_len.div_ceil(WIRE_FRAG).max(1)`), LOW if `low`.
+    pub fn fragment(msg_len: u32, i: u32, grant: u32, low: bool) -> Self {
+        let frags = msg_len.div_ceil(WIRE_FRAG).max(1);
+        let mut flags = if low { WIRE_LOW } else { 0 };
+        if i == 0 {
+            flags |= WIRE_FIRST;
+        }
+        if i + 1 == frags {
+            flags |= WIRE_LAST;
+        }
+        Self {
+            flags,
+            grant,
+            msg_len,
+            offset: i.saturating_mul(WIRE_FRAG),
+        }
+    }
+
     /// The 16 wire bytes.
     pub fn encode(&self) -> [u8; WIRE_HDR_SIZE as usize] {
         let g = self.grant.to_be_bytes();

@@ -236,7 +236,7 @@ impl Conn {
         let mut result = Ok(());
         for (i, cpu) in bufs.into_iter().enumerate() {
             let chunk = (len - i * FRAG).min(FRAG);
-            if let Err(e) = self.send_fragment(cpu, i, frags, chunk, len) {
+            if let Err(e) = self.send_fragment(cpu, i, chunk, len) {
                 // Credits of fragments never posted go back.
                 self.st.lock().msg.credits += (frags - i) as u32;
                 result = Err(e);
@@ -316,7 +316,6 @@ impl Conn {
         self: &Arc<Self>,
         mut cpu: CpuBuf,
         i: usize,
-        frags: usize,
         chunk: usize,
         len: usize,
     ) -> Result {
@@ -329,22 +328,7 @@ impl Conn {
                 st.msg.credits < 2,
             )
         };
-        let mut flags = 0;
-        if i == 0 {
-            flags |= abi::WIRE_FIRST;
-        }
-        if i + 1 == frags {
-            flags |= abi::WIRE_LAST;
-        }
-        if low {
-            flags |= abi::WIRE_LOW;
-        }
-        let hdr = WireHdr {
-            flags,
-            grant,
-            msg_len: len as u32,
-            offset: (i * FRAG) as u32,
-        };
+        let hdr = WireHdr::fragment(len as u32, i as u32, grant, low);
         cpu.get_mut(..HDR)
             .ok_or(EINVAL)?
             .copy_from_slice(&hdr.encode());

@@ -23,6 +23,7 @@ use crate::abi::{self, WireHdr};
 use crate::fuzz::Rng;
 use crate::kdev::KrustDev;
 use crate::pattern;
+use crate::stress::addr_of;
 use crate::upeer::{Listener, UPeer};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -147,19 +148,7 @@ fn honest(len: usize, seed: u64, index: u64) -> Vec<Vec<u8>> {
         .map(|i| {
             let off = i * FRAG;
             let chunk = (len - off).min(FRAG);
-            let mut flags = 0;
-            if i == 0 {
-                flags |= abi::WIRE_FIRST;
-            }
-            if i + 1 == frags {
-                flags |= abi::WIRE_LAST;
-            }
-            let hdr = WireHdr {
-                flags,
-                grant: 0,
-                msg_len: len as u32,
-                offset: off as u32,
-            };
+            let hdr = WireHdr::fragment(len as u32, i as u32, 0, false);
             let mut b = hdr.encode().to_vec();
             b.extend_from_slice(&data[off..off + chunk]);
             b
@@ -320,16 +309,6 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
         disconnect,
         expect,
     }
-}
-
-fn addr_of(ip: Ipv4Addr, port: u16) -> abi::Addr {
-    let mut a = abi::Addr {
-        family: abi::AF_INET,
-        port,
-        ..Default::default()
-    };
-    a.addr[..4].copy_from_slice(&ip.octets());
-    a
 }
 
 /// The module's side of a round, on its connected file: receives until

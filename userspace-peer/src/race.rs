@@ -14,7 +14,6 @@
 //! and after the handler. The caller then deletes the device, which only
 //! completes if no id was left behind.
 
-use crate::abi;
 use crate::fuzz::Rng;
 use crate::kdev::KrustDev;
 use anyhow::{Context, Result};
@@ -45,12 +44,7 @@ pub struct ListenRaceArgs {
 /// `rdma-krust listen-close-race`: prints how each round's connect ended.
 pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
     let mut rng = Rng::new(a.seed);
-    let mut addr = abi::Addr {
-        family: abi::AF_INET,
-        port: a.port,
-        ..Default::default()
-    };
-    addr.addr[..4].copy_from_slice(&a.ip.octets());
+    let addr = crate::stress::addr_of(a.ip, a.port);
     let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
     for round in 0..a.rounds {
         let l = KrustDev::open(path)?;

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// `ip:port` as an ABI address.
-fn addr_of(ip: Ipv4Addr, port: u16) -> abi::Addr {
+pub(crate) fn addr_of(ip: Ipv4Addr, port: u16) -> abi::Addr {
     let mut a = abi::Addr {
         family: abi::AF_INET,
         port,

@@ -566,19 +566,7 @@ impl Endpoint for UPeer {
                 st.sends_inflight += 1;
                 (std::mem::take(&mut st.pending_grant), st.credits < 2)
             };
-            let mut flags = if low { abi::WIRE_LOW } else { 0 };
-            if i == 0 {
-                flags |= abi::WIRE_FIRST;
-            }
-            if i + 1 == frags {
-                flags |= abi::WIRE_LAST;
-            }
-            let hdr = WireHdr {
-                flags,
-                grant,
-                msg_len: data.len() as u32,
-                offset: (i * FRAG) as u32,
-            };
+            let hdr = WireHdr::fragment(data.len() as u32, i as u32, grant, low);
             let off = i * RECV_BUF;
             {
                 // Each fragment has its own slot.

@@ -173,18 +173,19 @@ fn wire_check_accepts_what_the_senders_send() {
     assert_eq!(rx.check(&credit, 33).unwrap().1, abi::RECV_DEPTH);
     rx.check(&wire(0, 0, len, FRAG as u32, FRAG), 0).unwrap();
     rx.check(&wire(L, 0, len, 2 * FRAG as u32, 5), 0).unwrap();
-    // The largest message, and the stream is between messages again.
+    // The largest message, cut as the senders cut it (WireHdr::fragment),
+    // and the stream is between messages again.
     let max = abi::MAX_MSG_SIZE as u32;
-    for i in 0..abi::MAX_MSG_FRAGS as usize {
-        let off = i * FRAG;
-        let n = FRAG.min(max as usize - off);
-        let mut fl = if i == 0 { F } else { 0 };
-        if off + n == max as usize {
-            fl |= L;
-        }
-        rx.check(&wire(fl, 0, max, off as u32, n), 0).unwrap();
+    for i in 0..abi::MAX_MSG_FRAGS {
+        let h = abi::WireHdr::fragment(max, i, 0, i % 2 == 1);
+        let n = FRAG.min((max - h.offset) as usize);
+        assert_eq!(h.flags & F != 0, i == 0);
+        assert_eq!(h.flags & L != 0, i + 1 == abi::MAX_MSG_FRAGS);
+        rx.check(&wire(h.flags, 0, max, h.offset, n), 0).unwrap();
     }
     assert_eq!(rx, abi::WireRx::default());
+    // A message of 0 bytes is one fragment, FIRST and LAST.
+    assert_eq!(abi::WireHdr::fragment(0, 0, 0, false).flags, F | L);
 }
 
 #[test]
