@@ -96,6 +96,9 @@ pub(super) struct Msg {
     pub(super) peer_low: bool,
     /// SENDs posted and not completed.
     pub(super) sends_inflight: u32,
+    /// A SEND completed in error since the message being sent was posted:
+    /// it may not have reached the peer.
+    pub(super) send_failed: bool,
     /// Raw messages (`abi::CONN_RAW`): no header, no credits.
     pub(super) raw: bool,
 }
@@ -111,6 +114,7 @@ impl Msg {
             pending_grant: 0,
             peer_low: false,
             sends_inflight: 0,
+            send_failed: false,
             raw: false,
         })
     }
@@ -233,6 +237,8 @@ impl Conn {
                 return Err(e);
             }
         };
+        // Whether this message's SENDs all succeed (`wait_sent`).
+        self.st.lock().msg.send_failed = false;
         let mut result = Ok(());
         for (i, cpu) in bufs.into_iter().enumerate() {
             let chunk = (len - i * FRAG).min(FRAG);
@@ -243,17 +249,38 @@ impl Conn {
                 break;
             }
         }
-        // Every posted fragment completes (a failure closes the connection).
-        let done = self.wait(timeout.max(abi::DEFAULT_TIMEOUT_MS), |st| {
-            if st.msg.sends_inflight == 0 {
-                return Some(Ok(()));
-            }
-            if st.state == abi::state::CLOSED {
-                return Some(Err(Self::closed_error(st)));
-            }
-            None
-        });
+        let done = self.wait_sent(timeout.max(abi::DEFAULT_TIMEOUT_MS));
         result.and(done)
+    }
+
+    /// Waits until every SEND posted has completed, and succeeds if each
+    /// one did, that is, the peer acknowledged it. A connection that closes
+    /// meanwhile is not an error by itself: the peer may read a message and
+    /// disconnect before this side has seen the acknowledgement (the
+    /// disconnect's event can be handled before the completion), and a
+    /// close moves the QP to the error state, so what was not acknowledged
+    /// completes soon, flushed. Only then does the connection's errno count.
+    pub(super) fn wait_sent(&self, ms: u32) -> Result {
+        let r = self.wait(ms, |st| {
+            (st.msg.sends_inflight == 0).then(|| {
+                if st.msg.send_failed {
+                    Err(Self::closed_error(st))
+                } else {
+                    Ok(())
+                }
+            })
+        });
+        match r {
+            // Not completed in time on a closed connection: its errno.
+            Err(e) if e == errno::ETIMEDOUT() => {
+                let st = self.st.lock();
+                match st.state {
+                    abi::state::CLOSED => Err(Self::closed_error(&st)),
+                    _ => Err(e),
+                }
+            }
+            r => r,
+        }
     }
 
     /// The fragments of a message, headers left blank, data copied in.
@@ -287,7 +314,11 @@ impl Conn {
         UserSlice::new(x.buf as usize, len)
             .reader()
             .read_slice(cpu.get_mut(..len).ok_or(EINVAL)?)?;
-        self.st.lock().msg.sends_inflight += 1;
+        {
+            let mut st = self.st.lock();
+            st.msg.sends_inflight += 1;
+            st.msg.send_failed = false;
+        }
         let r = {
             let ep = self.ep.lock();
             match ep.qp() {
@@ -301,15 +332,7 @@ impl Conn {
             self.st.lock().msg.sends_inflight -= 1;
             return Err(e);
         }
-        self.wait(timeout, |st| {
-            if st.msg.sends_inflight == 0 {
-                return Some(Ok(()));
-            }
-            if st.state == abi::state::CLOSED {
-                return Some(Err(Self::closed_error(st)));
-            }
-            None
-        })
+        self.wait_sent(timeout)
     }
 
     pub(super) fn send_fragment(
@@ -521,6 +544,7 @@ impl Conn {
     pub(super) fn complete_send(&self, st: &mut St, wc: &Wc) {
         st.msg.sends_inflight = st.msg.sends_inflight.saturating_sub(1);
         if !wc.ok() {
+            st.msg.send_failed = true;
             if !wc.flushed() {
                 pr_debug!("send failed: {}\n", wc.status_msg().to_str().unwrap_or("?"));
             }
