@@ -99,18 +99,20 @@ impl Conn {
         init: u32,
     ) -> Result<ConnParam> {
         let attrs = dev.attrs();
+        // The registry's copy, taken before `st` (no lock nests in it):
+        // reading the name here could race with a rename, which only `add`
+        // and `remove` keep out.
+        let name = self
+            .registry
+            .name(dev.index())
+            .unwrap_or([0; abi::DEVICE_NAME_LEN]);
         let polled = {
             let mut st = self.st.lock();
             st.info.asked_responder_resources = resp;
             st.info.asked_initiator_depth = init;
             st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
             st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
-            // The registry's copy: reading the name here could race with
-            // a rename (only `add` and `remove` run with renames kept out).
-            st.info.device = self
-                .registry
-                .name(dev.index())
-                .unwrap_or([0; abi::DEVICE_NAME_LEN]);
+            st.info.device = name;
             st.polled
         };
         let qp = id.create_qp(QpCaps {
