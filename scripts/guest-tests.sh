@@ -303,7 +303,11 @@ test_kernel_to_kernel_sendrecv() {
 # (1 MiB then 2 MiB: the second needs more credits than the first left)
 # must flow without a stall, kernel to kernel (event-driven and polled),
 # kernel to userspace and userspace to kernel. Every message is checked by
-# the sink, and each leg must take far less than a SEND's 20 s timeout.
+# the sink. A stall (credits the sender needs, never granted) shows as
+# the sender's SEND failing with ETIMEDOUT, as it did before the grant batch
+# was fixed; the time each leg takes is reported, not asserted: a debug
+# kernel under TCG takes 5 to 15 times as long as the main one and is
+# still right.
 test_one_way_stream_credits() {
 	ensure_loaded
 	local sizes=1048576,2097152,2097152,1,1048576,2097152,65536,2097152 n=8 port=7480
@@ -335,7 +339,6 @@ stream_leg() {
 	grep -q "^received and verified $n message(s)$" "$log" || fail "$label: the sink: $(cat "$log")"
 	t=$((($(date +%s%N) - t) / 1000000))
 	echo "  $label: $n messages, 12 MiB, in $t ms"
-	[ $t -lt 10000 ] || fail "$label: the stream stalled: $t ms"
 }
 
 # Busy-polling connections (CONN_POLL) carry the same data: both ends
@@ -968,7 +971,10 @@ test_ioctl_fuzz() {
 	last=$(tail -1 <<<"$out")
 	[[ "$last" =~ ^fuzz:\ ([0-9]+)\ calls,\ ([0-9]+)\ commands,\ seed\ [0-9]+$ ]] ||
 		fail "last line: $last"
-	[ "${BASH_REMATCH[1]}" -ge $((secs * 100)) ] || fail "only ${BASH_REMATCH[1]} calls in $secs s"
+	# A fuzzer whose calls wait out operation timeouts makes a few calls a
+	# second; the main kernel makes ~200 a second, the debug one ~85. The
+	# floor catches the first and not a slow kernel.
+	[ "${BASH_REMATCH[1]}" -ge $((secs * 20)) ] || fail "only ${BASH_REMATCH[1]} calls in $secs s"
 	grep -q ', 17 of 17 ABI commands exercised, 0 violation(s)$' <<<"$out" || fail "coverage or violations"
 	# The module still works: a connection moves data both ways, verified.
 	start_echo 7610 2
