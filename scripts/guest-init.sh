@@ -6,9 +6,10 @@
 # tmpfs, mounts the host's result directory, brings up the NIC and soft-RoCE,
 # runs scripts/guest-tests.sh (or the demo), and reboots, which ends QEMU.
 #
-# From the kernel command line: KRUST_MODE (test|demo), KRUST_TESTS
-# (comma-separated names, empty for all). The repository is the 9p share
-# krust_src, mounted at /run/krust-src.
+# From the kernel command line: KRUST_MODE (test|demo|bench|pair), KRUST_TESTS
+# (comma-separated names, empty for all), and for a pair KRUST_ROLE (a or b)
+# and KRUST_IP. The repository is the 9p share krust_src, mounted at
+# /run/krust-src; a pair's shared directory is krust_ctl, at /tmp/ctl.
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C
@@ -40,14 +41,20 @@ if [ -z "$nic" ]; then
 	echo "guest-init: no NIC found" >&2
 	finish
 fi
-# TEST-NET-1: the QEMU NIC is on a hub with no other port, so nothing this
-# address sends leaves the guest.
-ip addr add 192.0.2.1/24 dev "$nic"
+# TEST-NET-1: alone, the QEMU NIC is on a hub with no other port; in a pair
+# it reaches the other guest only, through the host's relay on loopback.
+# Either way nothing this address sends leaves the host.
+KRUST_IP=${KRUST_IP:-192.0.2.1}
+ip addr add "$KRUST_IP/24" dev "$nic"
 ip link set "$nic" up
-export KRUST_NIC=$nic KRUST_IP=192.0.2.1
+export KRUST_NIC=$nic KRUST_IP
 
 cd "$KRUST_ROOT" || finish
-if [ "${KRUST_MODE:-test}" = bench ]; then
+if [ "${KRUST_MODE:-test}" = pair ]; then
+	mkdir -p /tmp/ctl
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 krust_ctl /tmp/ctl
+	bash "$KRUST_ROOT/scripts/guest-pair.sh"
+elif [ "${KRUST_MODE:-test}" = bench ]; then
 	rdma link add rxe0 type rxe netdev "$nic"
 	sleep 1
 	bash "$KRUST_ROOT/scripts/guest-bench.sh"

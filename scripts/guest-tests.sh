@@ -152,7 +152,7 @@ test_abi_agreement() {
 	ensure_loaded
 	local out
 	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
-	expect_eq "$out" "ABI version 3: 17 commands agree" "abi output"
+	expect_eq "$out" "ABI version 4: 17 commands agree" "abi output"
 }
 
 # Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.

@@ -11,6 +11,9 @@
 #   scripts/qemu-test.sh --demo          the demo: device tables from both views,
 #                                        one of each operation, validated
 #   scripts/qemu-test.sh --kvm ...       use KVM instead of TCG
+#   scripts/qemu-test.sh --pair [NAME...] the two-host suite: two guests joined
+#                                        by a link the host's relay can make
+#                                        lossy or cut (scripts/qemu-pair.sh)
 #
 # It installs (scripts/setup.sh) and builds (kernel, module, userspace tool)
 # whatever is missing first, so it works on a fresh Debian 12 machine.
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--demo) mode=demo ;;
 	--bench) mode=bench ;;
+	--pair) mode=pair ;;
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
@@ -52,7 +56,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-if [ ${#tests[@]} -gt 0 ]; then
+if [ ${#tests[@]} -gt 0 ] && [ "$mode" != pair ]; then
 	known=$(bash "$ROOT/scripts/guest-tests.sh" --list)
 	for t in "${tests[@]}"; do
 		grep -qx "$t" <<<"$known" || { echo "qemu-test: no test named '$t' (see --list)" >&2; exit 2; }
@@ -75,6 +79,10 @@ BZIMAGE="$KDIR/arch/x86/boot/bzImage"
 trap - ERR
 
 # --- boot --------------------------------------------------------------------
+if [ "$mode" = pair ]; then
+	export BZIMAGE KDIR ROOT
+	exec bash "$ROOT/scripts/qemu-pair.sh" "${tests[@]}"
+fi
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-run.XXXXXX)}
 mkdir -p "$LOGDIR/out"
 CONSOLE="$LOGDIR/console.log"

@@ -18,9 +18,11 @@
 //! See `Documentation/ioctl-abi.rst`.
 
 /// Version of this ABI, bumped whenever it changes (3: `CONN_POLL`,
-/// `BENCH_PINGPONG`, `Bench::window`). `IOCTL_VERSION` reports it, and
+/// `BENCH_PINGPONG`, `Bench::window`; 4: [`Transport`] in `ConnectReq`,
+/// `ListenReq` and `ConnInfo`, and a `timeout_ms` of 0 on one-sided
+/// operations waits for the transport). `IOCTL_VERSION` reports it, and
 /// `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -219,6 +221,9 @@ pub struct ConnInfo {
     pub credits: u32,
     /// Receives this side keeps posted ([`RECV_DEPTH`]).
     pub recv_depth: u32,
+    /// Once connected: the transport settings the QP runs with, read back
+    /// from it (`ib_query_qp()`); `set` has every bit.
+    pub transport: Transport,
     /// Name of the RDMA device, NUL-terminated.
     pub device: [u8; DEVICE_NAME_LEN],
 }
@@ -238,6 +243,7 @@ impl Default for ConnInfo {
             dev_max_qp_init_rd_atom: 0,
             credits: 0,
             recv_depth: 0,
+            transport: Transport::default(),
             device: [0; DEVICE_NAME_LEN],
         }
     }
@@ -262,9 +268,65 @@ pub struct ConnectReq {
     pub initiator_depth: u32,
     /// [`CONN_RAW`], [`CONN_POLL`], or zero.
     pub flags: u32,
+    /// The transport settings; what `set` leaves out takes the defaults.
+    pub transport: Transport,
     /// Output: the connection.
     pub info: ConnInfo,
 }
+
+/// Transport settings of an RC connection (`Documentation/transport.rst`).
+///
+/// `set` says which fields carry a value ([`TRANSPORT_ACK_TIMEOUT`], ...);
+/// the others take the module's defaults ([`DEFAULT_ACK_TIMEOUT`], ...).
+/// Which side decides what: the active side's `retry_count` and `rnr_retry`
+/// travel in its request, and rdma_cm gives both QPs its `retry_count`,
+/// each QP the RNR retries the other side asked for; so on the passive side
+/// (`IOCTL_LISTEN`) only `ack_timeout`, `rnr_retry` and `min_rnr_timer`
+/// may be set. `ack_timeout` and `min_rnr_timer` are local to each side.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Transport {
+    /// `TRANSPORT_*` bits: the fields below that the caller set.
+    pub set: u32,
+    /// Local ACK timeout: 4.096 us * 2^`ack_timeout`, 1 to 31 (0, no
+    /// timer, is refused: a lost packet would never be resent). How long
+    /// the transport waits for an acknowledgement before it resends.
+    pub ack_timeout: u8,
+    /// Resends without progress before the transport fails the operation
+    /// (`IB_WC_RETRY_EXC_ERR`), 0 to 7. rxe treats 7 as "forever".
+    pub retry_count: u8,
+    /// Resends after receiver-not-ready NAKs, 0 to 7; 7 is "forever".
+    pub rnr_retry: u8,
+    /// The RNR NAK timer this side asks its peer to wait (IBTA table 45
+    /// code, 0 to 31; 12 is 0.64 ms).
+    pub min_rnr_timer: u8,
+}
+
+/// [`Transport::set`]: `ack_timeout` carries a value.
+pub const TRANSPORT_ACK_TIMEOUT: u32 = 1;
+/// [`Transport::set`]: `retry_count` carries a value (active side only).
+pub const TRANSPORT_RETRY_COUNT: u32 = 2;
+/// [`Transport::set`]: `rnr_retry` carries a value.
+pub const TRANSPORT_RNR_RETRY: u32 = 4;
+/// [`Transport::set`]: `min_rnr_timer` carries a value.
+pub const TRANSPORT_MIN_RNR_TIMER: u32 = 8;
+/// Every [`Transport::set`] bit.
+pub const TRANSPORT_ALL: u32 = 15;
+
+/// Default local ACK timeout: 2^14 * 4.096 us = 67 ms (rdma_cm's own for
+/// RoCE is 18, 1.07 s). See `Documentation/transport.rst` for the measured
+/// choice.
+pub const DEFAULT_ACK_TIMEOUT: u8 = 14;
+/// Default transport retries: 6, finite on every provider (rxe never gives
+/// up at 7), so a dead peer fails operations after about 7 ACK timeouts
+/// without progress.
+pub const DEFAULT_RETRY_COUNT: u8 = 6;
+/// Default RNR retries: 7, forever. The module's receivers repost at once
+/// and its credits keep a peer from sending into an empty queue, so an RNR
+/// NAK means a slow receiver, not a dead one.
+pub const DEFAULT_RNR_RETRY: u8 = 7;
+/// Default minimum RNR timer: code 12, 0.64 ms.
+pub const DEFAULT_MIN_RNR_TIMER: u8 = 12;
 
 /// Connection flag: raw messages. Each `IOCTL_SEND` is one SEND of exactly
 /// the caller's bytes (at most [`RECV_BUF_SIZE`]) and each `IOCTL_RECV` one
@@ -305,6 +367,9 @@ pub struct ListenReq {
     pub flags: u32,
     /// Must be zero.
     pub reserved: u32,
+    /// The accepted connection's transport settings; `retry_count` is the
+    /// connecting side's and may not be set here.
+    pub transport: Transport,
 }
 
 /// Argument of [`IOCTL_ACCEPT`].
@@ -328,7 +393,9 @@ pub struct Xfer {
     /// SEND: bytes to send, 0 to [`MAX_MSG_SIZE`]. RECV: room at `buf`;
     /// on return, the received message's length.
     pub len: u64,
-    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    /// Milliseconds to wait for the peer: for a message (RECV), for
+    /// credits (SEND); 0 means [`DEFAULT_TIMEOUT_MS`]. Fragments already
+    /// posted are waited for until the transport's verdict.
     pub timeout_ms: u32,
     /// Must be zero.
     pub flags: u32,
@@ -401,7 +468,9 @@ pub struct Rdma {
     pub remote_addr: u64,
     /// Peer key.
     pub rkey: u32,
-    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    /// Milliseconds to wait; 0 waits for the transport's verdict: the
+    /// operation completes, or fails once the transport's retries are spent
+    /// ([`Transport`]), or a signal ends the wait.
     pub timeout_ms: u32,
     /// User pointer: source (WRITE) or destination (READ).
     pub buf: u64,
@@ -428,7 +497,8 @@ pub struct AtomicOp {
     pub compare_add: u64,
     /// CAS: the value stored on a match. FADD: must be zero.
     pub swap: u64,
-    /// Milliseconds to wait; 0 means [`DEFAULT_TIMEOUT_MS`].
+    /// Milliseconds to wait; 0 waits for the transport's verdict, as
+    /// [`Rdma::timeout_ms`].
     pub timeout_ms: u32,
     /// Must be zero.
     pub reserved: u32,
@@ -508,7 +578,9 @@ pub struct Bench {
     pub best_ns: u64,
 }
 
-/// Wait used when a request's `timeout_ms` is 0.
+/// Wait used when a request's `timeout_ms` is 0, for what depends on the
+/// peer (a connection, a message, credits); what the transport carries is
+/// waited for until it completes or fails.
 pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
 
 /// The message protocol on the wire: its constants, its header and the
@@ -636,10 +708,11 @@ pub const ALL_CMDS: &[u32] = &[
 // Sizes are part of the ABI: a change here is an ABI change.
 const _: () = assert!(core::mem::size_of::<Version>() == 136);
 const _: () = assert!(core::mem::size_of::<Addr>() == 24);
-const _: () = assert!(core::mem::size_of::<ConnInfo>() == 112);
-const _: () = assert!(core::mem::size_of::<ConnectReq>() == 152);
-const _: () = assert!(core::mem::size_of::<ListenReq>() == 40);
-const _: () = assert!(core::mem::size_of::<AcceptReq>() == 120);
+const _: () = assert!(core::mem::size_of::<Transport>() == 8);
+const _: () = assert!(core::mem::size_of::<ConnInfo>() == 120);
+const _: () = assert!(core::mem::size_of::<ConnectReq>() == 168);
+const _: () = assert!(core::mem::size_of::<ListenReq>() == 48);
+const _: () = assert!(core::mem::size_of::<AcceptReq>() == 128);
 const _: () = assert!(core::mem::size_of::<Xfer>() == 24);
 const _: () = assert!(core::mem::size_of::<Expose>() == 32);
 const _: () = assert!(core::mem::size_of::<Revoke>() == 8);

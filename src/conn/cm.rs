@@ -46,9 +46,14 @@ impl Conn {
 
     pub(super) fn connect_steps(self: &Arc<Self>, dst: &SockAddr, req: &abi::ConnectReq) -> Result {
         let timeout = timeout_of(req.timeout_ms);
+        let t = transport_of(&req.transport, false)?;
         // Owned here until established: an error or a signal drops it, which
         // destroys the QP and the id.
         let mut id = CmId::new(self.clone())?;
+        // Before route resolution: rdma_cm derives RoCE's packet lifetime,
+        // and with it the CM's own timeouts, from the ACK timeout.
+        id.set_ack_timeout(t.ack_timeout)?;
+        id.set_min_rnr_timer(t.min_rnr_timer)?;
         id.resolve_addr(dst, RESOLVE_MS.min(timeout))?;
         self.wait_cm(timeout, CmEventKind::AddrResolved)?;
         id.resolve_route(RESOLVE_MS.min(timeout))?;
@@ -58,7 +63,7 @@ impl Conn {
         let attrs = dev.attrs();
         let resp = clamp_depth(req.responder_resources, attrs.max_qp_rd_atom);
         let init = clamp_depth(req.initiator_depth, attrs.max_qp_init_rd_atom);
-        let param = self.prepare(&mut id, &dev, resp, init)?;
+        let param = self.prepare(&mut id, &dev, resp, init, &t)?;
         id.connect(&param)?;
         self.wait(timeout, |st| match st.state {
             abi::state::CONNECTED => Some(Ok(())),
@@ -66,7 +71,7 @@ impl Conn {
             _ => None,
         })?;
         if let Some(qp) = id.qp() {
-            self.record_depths(qp)?;
+            self.record_qp(qp)?;
         }
         let refused = self.ep.lock().install(Slot::Connection, id);
         // Shut down meanwhile (the device went): the id goes, outside `ep`.
@@ -97,6 +102,7 @@ impl Conn {
         dev: &DeviceRef,
         resp: u32,
         init: u32,
+        t: &abi::Transport,
     ) -> Result<ConnParam> {
         let attrs = dev.attrs();
         // The registry's copy, taken before `st` (no lock nests in it):
@@ -129,8 +135,8 @@ impl Conn {
         Ok(ConnParam {
             responder_resources: resp as u8,
             initiator_depth: init as u8,
-            retry_count: 7,
-            rnr_retry_count: 7,
+            retry_count: t.retry_count,
+            rnr_retry_count: t.rnr_retry,
         })
     }
 
@@ -149,8 +155,13 @@ impl Conn {
             return Err(EINVAL);
         }
         let addr = sockaddr(&req.addr)?;
+        let t = transport_of(&req.transport, true)?;
         self.begin(req.flags, abi::state::LISTENING)?;
-        self.st.lock().listen_caps = (req.responder_resources, req.initiator_depth);
+        {
+            let mut st = self.st.lock();
+            st.listen_caps = (req.responder_resources, req.initiator_depth);
+            st.listen_transport = t;
+        }
         let listener = CmId::new(self.clone()).and_then(|id| {
             id.listen(&addr, 4)?;
             Ok(id)
@@ -204,34 +215,42 @@ impl Conn {
             drop(listener);
             let ep = self.ep.lock();
             if let Some(qp) = ep.qp() {
-                self.record_depths(qp)?;
+                self.record_qp(qp)?;
             }
         }
         r.map(|()| self.info())
     }
 
-    /// Records the READ/atomic depths the QP was given: the ground truth of
-    /// the negotiation, reported by `IOCTL_CONN_INFO`.
-    pub(super) fn record_depths(&self, qp: &Qp) -> Result {
-        let (issue, serve) = qp.rd_atomic()?;
+    /// Records what the QP was given: the READ/atomic depths (the ground
+    /// truth of the negotiation) and the transport settings, reported by
+    /// `IOCTL_CONN_INFO`.
+    pub(super) fn record_qp(&self, qp: &Qp) -> Result {
+        let a = qp.attrs()?;
         let mut st = self.st.lock();
-        st.info.initiator_depth = issue;
-        st.info.responder_resources = serve;
+        st.info.initiator_depth = a.max_rd_atomic;
+        st.info.responder_resources = a.max_dest_rd_atomic;
+        st.info.transport = abi::Transport {
+            set: abi::TRANSPORT_ALL,
+            ack_timeout: a.ack_timeout,
+            retry_count: a.retry_count,
+            rnr_retry: a.rnr_retry,
+            min_rnr_timer: a.min_rnr_timer,
+        };
         Ok(())
     }
 
     /// The passive side, inside the CONNECT_REQUEST handler.
     pub(super) fn on_request(self: &Arc<Self>, hid: &HandlerId<'_, Self>, ev: &CmEvent) {
-        let caps = {
+        let (caps, t) = {
             let mut st = self.st.lock();
             if st.state != abi::state::LISTENING {
                 return; // Not adopted: rdma_cm rejects it.
             }
             st.state = abi::state::CONNECTING;
-            st.listen_caps
+            (st.listen_caps, st.listen_transport)
         };
         let r = hid.adopt().and_then(|mut child| {
-            let r = self.accept_child(hid, &mut child, ev, caps);
+            let r = self.accept_child(hid, &mut child, ev, caps, &t);
             if r.is_err() {
                 // Best effort: the peer then fails at once with
                 // ECONNREFUSED instead of waiting for its timeout.
@@ -260,6 +279,7 @@ impl Conn {
         child: &mut CmId<Self>,
         ev: &CmEvent,
         caps: (u32, u32),
+        t: &abi::Transport,
     ) -> Result {
         let dev = child.device().ok_or(ENODEV)?;
         let attrs = dev.attrs();
@@ -272,7 +292,9 @@ impl Conn {
             st.info.peer_responder_resources = ev.responder_resources as u32;
             st.info.peer_initiator_depth = ev.initiator_depth as u32;
         }
-        let param = self.prepare(child, &dev, resp, init)?;
+        child.set_ack_timeout(t.ack_timeout)?;
+        child.set_min_rnr_timer(t.min_rnr_timer)?;
+        let param = self.prepare(child, &dev, resp, init, t)?;
         hid.accept(&param)
     }
 
@@ -330,4 +352,35 @@ impl Conn {
         }
         self.cv.notify_all();
     }
+}
+
+/// The transport settings of a connect (`passive` false) or a listen, with
+/// the module's defaults for what `t.set` leaves out. `EINVAL` for unknown
+/// bits, values out of range, an ACK timeout of 0 (no retransmission
+/// timer), and a retry count on the passive side (the connecting side's
+/// request decides it for both).
+fn transport_of(t: &abi::Transport, passive: bool) -> Result<abi::Transport> {
+    if t.set & !abi::TRANSPORT_ALL != 0 || (passive && t.set & abi::TRANSPORT_RETRY_COUNT != 0) {
+        return Err(EINVAL);
+    }
+    let pick = |bit: u32, v: u8, default: u8| if t.set & bit != 0 { v } else { default };
+    let r = abi::Transport {
+        set: abi::TRANSPORT_ALL,
+        ack_timeout: pick(abi::TRANSPORT_ACK_TIMEOUT, t.ack_timeout, abi::DEFAULT_ACK_TIMEOUT),
+        retry_count: pick(abi::TRANSPORT_RETRY_COUNT, t.retry_count, abi::DEFAULT_RETRY_COUNT),
+        rnr_retry: pick(abi::TRANSPORT_RNR_RETRY, t.rnr_retry, abi::DEFAULT_RNR_RETRY),
+        min_rnr_timer: pick(
+            abi::TRANSPORT_MIN_RNR_TIMER,
+            t.min_rnr_timer,
+            abi::DEFAULT_MIN_RNR_TIMER,
+        ),
+    };
+    if !(1..=31).contains(&r.ack_timeout)
+        || r.retry_count > 7
+        || r.rnr_retry > 7
+        || r.min_rnr_timer > 31
+    {
+        return Err(EINVAL);
+    }
+    Ok(r)
 }

@@ -117,6 +117,8 @@ struct St {
     info: abi::ConnInfo,
     /// Caps from `IOCTL_LISTEN` for the passive side.
     listen_caps: (u32, u32),
+    /// The listener's transport settings for the connection it accepts.
+    listen_transport: abi::Transport,
     /// The RDMA device index once bound, for the registry.
     device_index: Option<u32>,
     /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
@@ -241,6 +243,23 @@ fn timeout_of(ms: u32) -> u32 {
     }
 }
 
+/// What a wait on the transport lasts: posted work requests always complete,
+/// successfully, failed once the transport's retries are spent
+/// (`abi::Transport`), or flushed when the connection goes down, so the
+/// wait ends with the transport's verdict or a signal. (`u32::MAX` ms, 49
+/// days, stands for "no deadline".)
+const UNTIL_VERDICT: u32 = u32::MAX;
+
+/// A one-sided operation's wait: the caller's `timeout_ms`, or the
+/// transport's verdict for 0.
+fn op_timeout(ms: u32) -> u32 {
+    if ms == 0 {
+        UNTIL_VERDICT
+    } else {
+        ms
+    }
+}
+
 fn sockaddr(a: &abi::Addr) -> Result<SockAddr> {
     if a.reserved != 0 {
         return Err(EINVAL);
@@ -288,6 +307,7 @@ impl Conn {
                         ..Default::default()
                     },
                     listen_caps: (0, 0),
+                    listen_transport: abi::Transport::default(),
                     device_index: None,
                     polled: false,
                     turns: 0,

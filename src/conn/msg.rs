@@ -249,7 +249,7 @@ impl Conn {
                 break;
             }
         }
-        let done = self.wait_sent(timeout.max(abi::DEFAULT_TIMEOUT_MS));
+        let done = self.wait_sent(UNTIL_VERDICT);
         result.and(done)
     }
 

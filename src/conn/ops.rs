@@ -124,7 +124,7 @@ impl Conn {
         }
         // Posted steps always complete: successfully, with an error, or
         // flushed when the connection goes down.
-        let done = self.wait(timeout_of(timeout_ms), |st| {
+        let done = self.wait(op_timeout(timeout_ms), |st| {
             (st.op.pending == 0).then(|| st.op.error.map_or(Ok(()), Err))
         });
         result?;
@@ -159,7 +159,7 @@ impl Conn {
         if r.len == 0 || r.len > abi::MAX_MSG_SIZE {
             return Err(EINVAL);
         }
-        let _turn = self.take_turns(TURN_OP, deadline(timeout_of(r.timeout_ms)))?;
+        let _turn = self.take_turns(TURN_OP, deadline(op_timeout(r.timeout_ms)))?;
         self.require_initiator(!write)?;
         let dev = self.op_device()?;
         let len = r.len as usize;
@@ -218,7 +218,7 @@ impl Conn {
             },
             _ => return Err(EINVAL),
         };
-        let _turn = self.take_turns(TURN_OP, deadline(timeout_of(a.timeout_ms)))?;
+        let _turn = self.take_turns(TURN_OP, deadline(op_timeout(a.timeout_ms)))?;
         self.require_initiator(true)?;
         let buf = DeviceBuf::alloc(&self.op_device()?, 8, Direction::FromDevice)?;
         let mut steps = KVec::new();

@@ -43,7 +43,7 @@ impl Conn {
         if e.access & abi::ACCESS_ATOMIC != 0 {
             access = access.union(Access::REMOTE_ATOMIC);
         }
-        let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
+        let _turn = self.take_turns(TURN_OP, deadline(UNTIL_VERDICT))?;
         Self::require_connected(&self.st.lock())?;
         let pd = {
             let ep = self.ep.lock();
@@ -72,7 +72,7 @@ impl Conn {
         }
         let mut steps = KVec::new();
         steps.push(Step::Reg(mem, access), GFP_KERNEL)?;
-        self.run_op(abi::DEFAULT_TIMEOUT_MS, steps)?;
+        self.run_op(0, steps)?;
         if let Some(Some(w)) = self.windows.lock().get_mut(id) {
             w.live = true;
         }
@@ -95,11 +95,11 @@ impl Conn {
 
     /// `IOCTL_REVOKE`: invalidate the key, then free the window.
     pub(crate) fn revoke(self: &Arc<Self>, id: u32) -> Result {
-        let _turn = self.take_turns(TURN_OP, deadline(abi::DEFAULT_TIMEOUT_MS))?;
+        let _turn = self.take_turns(TURN_OP, deadline(UNTIL_VERDICT))?;
         let mem = self.window(id, 0)?;
         let mut steps = KVec::new();
         steps.push(Step::Inv(mem), GFP_KERNEL)?;
-        let r = self.run_op(abi::DEFAULT_TIMEOUT_MS, steps);
+        let r = self.run_op(0, steps);
         let mut windows = self.windows.lock();
         if let Some(slot) = windows.get_mut(id as usize) {
             match r {

@@ -225,6 +225,23 @@ impl<H: CmHandler> CmId<H> {
         })
     }
 
+    /// Sets the QP's local ACK timeout (4.096 us * 2^`exp`). Before route
+    /// resolution (active side) it also sets the path's packet lifetime
+    /// that rdma_cm derives RoCE's CM timeouts from; on a request's child,
+    /// call it before accepting.
+    pub(crate) fn set_ack_timeout(&self, exp: u8) -> Result {
+        // SAFETY: the id is live (type invariant); the call only records the
+        // value under the id's own mutex.
+        to_result(unsafe { bindings::rdma_set_ack_timeout(self.id.as_ptr(), exp) })
+    }
+
+    /// Sets the RNR NAK timer code (0 to 31) this side's QP asks its peer to
+    /// wait; before connecting or accepting.
+    pub(crate) fn set_min_rnr_timer(&self, code: u8) -> Result {
+        // SAFETY: as in `set_ack_timeout`.
+        to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.id.as_ptr(), code) })
+    }
+
     /// Starts route resolution; `RouteResolved` or `RouteError` follows.
     pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
         // SAFETY: the id is live (type invariant).

@@ -269,6 +269,23 @@ unsafe impl Send for Qp {}
 // SAFETY: as above.
 unsafe impl Sync for Qp {}
 
+/// A QP's attributes as [`Qp::attrs`] reads them back.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpAttrs {
+    /// READ/atomic requests it may have outstanding.
+    pub(crate) max_rd_atomic: u32,
+    /// READ/atomic requests it serves.
+    pub(crate) max_dest_rd_atomic: u32,
+    /// Local ACK timeout exponent (4.096 us * 2^n).
+    pub(crate) ack_timeout: u8,
+    /// Transport retries.
+    pub(crate) retry_count: u8,
+    /// RNR retries (7: forever).
+    pub(crate) rnr_retry: u8,
+    /// RNR NAK timer code it asks its peer to wait.
+    pub(crate) min_rnr_timer: u8,
+}
+
 impl Qp {
     /// Creates the QP on `id`.
     ///
@@ -336,24 +353,32 @@ impl Qp {
         Ok(n.max(0) as u32)
     }
 
-    /// The QP's own READ/atomic depths, `(max_rd_atomic, max_dest_rd_atomic)`:
-    /// what it may issue and what it serves, as the hardware was programmed.
-    pub(crate) fn rd_atomic(&self) -> Result<(u32, u32)> {
+    /// What the QP was programmed with, read back (`ib_query_qp()`): the
+    /// ground truth of the negotiation and of the transport settings.
+    pub(crate) fn attrs(&self) -> Result<QpAttrs> {
         // SAFETY: zero is valid for both attribute structures.
         let mut attr: bindings::ib_qp_attr = unsafe { core::mem::zeroed() };
         // SAFETY: as above.
         let mut init: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
         let mask = bindings::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC
-            | bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC;
+            | bindings::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC
+            | bindings::ib_qp_attr_mask_IB_QP_TIMEOUT
+            | bindings::ib_qp_attr_mask_IB_QP_RETRY_CNT
+            | bindings::ib_qp_attr_mask_IB_QP_RNR_RETRY
+            | bindings::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
         // SAFETY: the QP is valid (type invariant); both out-structures are
         // writable.
         to_result(unsafe {
             bindings::ib_query_qp(self.qp.as_ptr(), &mut attr, mask as i32, &mut init)
         })?;
-        Ok((
-            u32::from(attr.max_rd_atomic),
-            u32::from(attr.max_dest_rd_atomic),
-        ))
+        Ok(QpAttrs {
+            max_rd_atomic: u32::from(attr.max_rd_atomic),
+            max_dest_rd_atomic: u32::from(attr.max_dest_rd_atomic),
+            ack_timeout: attr.timeout,
+            retry_count: attr.retry_cnt,
+            rnr_retry: attr.rnr_retry,
+            min_rnr_timer: attr.min_rnr_timer,
+        })
     }
 
     /// Posts a receive into `ctx`'s buffer. On failure `ctx` is given back.

@@ -842,6 +842,31 @@ impl Fuzzer {
         a
     }
 
+    /// Transport settings: mostly the defaults, often valid values, now and
+    /// then anything.
+    fn transport(&mut self) -> abi::Transport {
+        match self.rng.below(10) {
+            0..=5 => abi::Transport::default(),
+            6..=8 => abi::Transport {
+                set: self.rng.below(u64::from(abi::TRANSPORT_ALL) + 1) as u32,
+                ack_timeout: 1 + self.rng.below(31) as u8,
+                retry_count: self.rng.below(8) as u8,
+                rnr_retry: self.rng.below(8) as u8,
+                min_rnr_timer: self.rng.below(32) as u8,
+            },
+            _ => {
+                let b = self.rng.next_u64().to_le_bytes();
+                abi::Transport {
+                    set: self.u32v(),
+                    ack_timeout: b[0],
+                    retry_count: b[1],
+                    rnr_retry: b[2],
+                    min_rnr_timer: b[3],
+                }
+            }
+        }
+    }
+
     fn flags(&mut self) -> u32 {
         match self.rng.below(10) {
             0..=3 => 0,
@@ -908,6 +933,7 @@ impl Fuzzer {
                     responder_resources: self.u32v(),
                     initiator_depth: self.u32v(),
                     flags: self.flags(),
+                    transport: self.transport(),
                     info,
                 })
             }
@@ -917,6 +943,7 @@ impl Fuzzer {
                 initiator_depth: self.u32v(),
                 flags: self.flags(),
                 reserved: self.mostly_zero(),
+                transport: self.transport(),
             }),
             abi::IOCTL_ACCEPT => bytes_of(&abi::AcceptReq {
                 timeout_ms: tmo,

@@ -14,6 +14,8 @@ pub const DEV_PATH: &str = "/dev/rdma_krust";
 /// An open `/dev/rdma_krust`.
 pub struct KrustDev {
     file: File,
+    /// Transport settings its `connect` and `listen` ask for.
+    transport: std::sync::Mutex<abi::Transport>,
 }
 
 impl KrustDev {
@@ -24,7 +26,16 @@ impl KrustDev {
             .write(true)
             .open(path)
             .with_context(|| format!("open {path}"))?;
-        Ok(Self { file })
+        Ok(Self {
+            file,
+            transport: Default::default(),
+        })
+    }
+
+    /// The transport settings later `connect` and `listen` calls ask for
+    /// (`abi::Transport`; none set: the module's defaults).
+    pub fn set_transport(&self, t: abi::Transport) {
+        *self.transport.lock().unwrap_or_else(|e| e.into_inner()) = t;
     }
 
     /// Issues `ioctl(fd, cmd, arg)` and returns its value or the OS error.
@@ -96,6 +107,7 @@ impl KrustDev {
             responder_resources: resp,
             initiator_depth: init,
             flags,
+            transport: *self.transport.lock().unwrap_or_else(|e| e.into_inner()),
             ..Default::default()
         };
         // SAFETY: `req` is a `ConnectReq`, what the command expects.
@@ -111,6 +123,7 @@ impl KrustDev {
             responder_resources: resp,
             initiator_depth: init,
             flags,
+            transport: *self.transport.lock().unwrap_or_else(|e| e.into_inner()),
             ..Default::default()
         };
         // SAFETY: `req` is a `ListenReq`, only read by the kernel.
@@ -209,8 +222,8 @@ impl KrustDev {
         unsafe { self.raw_ioctl(cmd, &io as *const _ as usize) }.map(|_| ())
     }
 
-    /// `IOCTL_RDMA_WRITE` of `data`, or `IOCTL_RDMA_READ` into it, with the
-    /// module's default timeout.
+    /// `IOCTL_RDMA_WRITE` of `data`, or `IOCTL_RDMA_READ` into it, waiting
+    /// for the transport's verdict.
     pub fn rdma(
         &self,
         remote_addr: u64,
@@ -221,7 +234,7 @@ impl KrustDev {
         self.rdma_within(remote_addr, rkey, data, write, 0)
     }
 
-    /// [`Self::rdma`] within `timeout_ms` (0: the module's default).
+    /// [`Self::rdma`] within `timeout_ms` (0: the transport's verdict).
     pub fn rdma_within(
         &self,
         remote_addr: u64,
@@ -246,8 +259,8 @@ impl KrustDev {
         unsafe { self.raw_ioctl(cmd, &r as *const _ as usize) }.map(|_| ())
     }
 
-    /// `IOCTL_ATOMIC`: the remote value before the operation, with the
-    /// module's default timeout.
+    /// `IOCTL_ATOMIC`: the remote value before the operation, waiting for
+    /// the transport's verdict.
     pub fn atomic(
         &self,
         remote_addr: u64,
@@ -259,7 +272,7 @@ impl KrustDev {
         self.atomic_within(remote_addr, rkey, op, compare_add, swap, 0)
     }
 
-    /// [`Self::atomic`] within `timeout_ms` (0: the module's default).
+    /// [`Self::atomic`] within `timeout_ms` (0: the transport's verdict).
     pub fn atomic_within(
         &self,
         remote_addr: u64,

@@ -21,6 +21,7 @@ mod rping;
 mod scenario;
 mod stress;
 mod table;
+mod pair;
 mod upeer;
 mod verbs;
 
@@ -42,8 +43,58 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub eintr_on_usr1: bool,
 
+    #[command(flatten)]
+    pub transport: TransportArgs,
+
     #[command(subcommand)]
     pub cmd: Cmd,
+}
+
+/// Transport settings for the module's connections (`abi::Transport`,
+/// `Documentation/transport.rst`); what is not given takes the module's
+/// defaults.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct TransportArgs {
+    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 14).
+    #[arg(long, global = true)]
+    pub ack_timeout: Option<u8>,
+    /// Transport retries, 0 to 7 (module: 6; rxe never gives up at 7).
+    #[arg(long, global = true)]
+    pub retry_count: Option<u8>,
+    /// RNR retries, 0 to 7, 7 = forever (module: 7).
+    #[arg(long, global = true)]
+    pub rnr_retry: Option<u8>,
+    /// Minimum RNR NAK timer code, 0 to 31 (module: 12, 0.64 ms).
+    #[arg(long, global = true)]
+    pub min_rnr_timer: Option<u8>,
+}
+
+impl TransportArgs {
+    /// The ABI's form: a `set` bit for each value given.
+    pub fn to_abi(self) -> abi::Transport {
+        let mut t = abi::Transport::default();
+        let mut put = |v: Option<u8>, bit: u32, field: &mut u8| {
+            if let Some(v) = v {
+                *field = v;
+                t.set |= bit;
+            }
+        };
+        let (mut a, mut r, mut n, mut m) = (0, 0, 0, 0);
+        put(self.ack_timeout, abi::TRANSPORT_ACK_TIMEOUT, &mut a);
+        put(self.retry_count, abi::TRANSPORT_RETRY_COUNT, &mut r);
+        put(self.rnr_retry, abi::TRANSPORT_RNR_RETRY, &mut n);
+        put(self.min_rnr_timer, abi::TRANSPORT_MIN_RNR_TIMER, &mut m);
+        (t.ack_timeout, t.retry_count, t.rnr_retry, t.min_rnr_timer) = (a, r, n, m);
+        t
+    }
+}
+
+/// Opens the module's device node with the command line's transport
+/// settings.
+fn open_dev(cli_dev: &str, t: TransportArgs) -> Result<KrustDev> {
+    let dev = KrustDev::open(cli_dev)?;
+    dev.set_transport(t.to_abi());
+    Ok(dev)
 }
 
 /// The subcommands.
@@ -217,6 +268,14 @@ pub enum Cmd {
     /// Close a listening file while a connect to it is being handled, over
     /// and over (then delete the device: it must go).
     ListenCloseRace(race::ListenRaceArgs),
+    /// The two-host suite, on guest A (`scripts/qemu-test.sh --pair`).
+    Pair(pair::PairArgs),
+    /// Guest B of a pair: run guest A's requests from a shared directory.
+    Agent {
+        /// The directory shared with guest A.
+        #[arg(long)]
+        ctl: std::path::PathBuf,
+    },
 }
 
 /// What an initiator (kernel or userspace) runs against a target.
@@ -469,7 +528,7 @@ fn conn_line(i: &abi::ConnInfo) -> String {
         ..Default::default()
     };
     format!(
-        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={}",
+        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
         table::name(&dev),
         i.state,
         i.responder_resources,
@@ -480,7 +539,11 @@ fn conn_line(i: &abi::ConnInfo) -> String {
         i.peer_initiator_depth,
         i.dev_max_qp_rd_atom,
         i.dev_max_qp_init_rd_atom,
-        i.credits
+        i.credits,
+        i.transport.ack_timeout,
+        i.transport.retry_count,
+        i.transport.rnr_retry,
+        i.transport.min_rnr_timer
     )
 }
 
@@ -632,7 +695,7 @@ fn run(cli: Cli) -> Result<()> {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
-                KrustDev::open(&cli.dev)?.list_devices()?
+                open_dev(&cli.dev, cli.transport)?.list_devices()?
             };
             let source = if verbs {
                 "libibverbs"
@@ -647,7 +710,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Abi => {
-            let v = KrustDev::open(&cli.dev)?.version()?;
+            let v = open_dev(&cli.dev, cli.transport)?.version()?;
             let mismatches = abi_mismatches(&v);
             for m in &mismatches {
                 println!("mismatch: {m}");
@@ -668,7 +731,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
             if sink {
                 scenario::sink(&dev, count, seed)
@@ -686,7 +749,7 @@ fn run(cli: Cli) -> Result<()> {
             poll,
             one_way,
         } => {
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
             kernel_ping(&dev, &info, hold_ms, &sizes, seed, one_way)
@@ -697,7 +760,7 @@ fn run(cli: Cli) -> Result<()> {
             access,
             fill,
         } => {
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
@@ -705,7 +768,7 @@ fn run(cli: Cli) -> Result<()> {
             scenario::target(&dev, len, access, fill)
         }
         Cmd::KernelInitiator(a) => {
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
             scenario::initiator(&dev, &a)
         }
@@ -738,14 +801,14 @@ fn run(cli: Cli) -> Result<()> {
             size,
             validate,
         } => {
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             match (server, client) {
                 (true, false) => rping::server(&dev, addr),
                 (false, true) => rping::client(&dev, addr, count, size, validate),
                 _ => bail!("rping: give --server or --client"),
             }
         }
-        Cmd::Bench(args) => run_bench(&KrustDev::open(&cli.dev)?, args),
+        Cmd::Bench(args) => run_bench(&open_dev(&cli.dev, cli.transport)?, args),
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
             for f in plot::plot(&dir, &out)? {
@@ -771,8 +834,10 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
         Cmd::Hostile(a) => hostile::run(&cli.dev, &a),
         Cmd::ListenCloseRace(a) => race::run(&cli.dev, &a),
+        Cmd::Pair(a) => pair::run(&a),
+        Cmd::Agent { ctl } => pair::agent(&ctl),
         Cmd::ErrnoCheck => {
-            let dev = KrustDev::open(&cli.dev)?;
+            let dev = open_dev(&cli.dev, cli.transport)?;
             let failed = errno::check_all(&dev)?;
             if failed > 0 {
                 bail!("{failed} errno case(s) failed");

@@ -136,6 +136,9 @@ pub enum Scenario {
     /// READ with the key of a window of an earlier connection
     /// (`--stale-key`) instead of the advertised one: refused.
     Stale,
+    /// READ the whole window `adds` times, checking the target's pattern
+    /// each time: nothing but one-sided waits, for link faults.
+    Reads,
 }
 
 /// Runs `scenario` against the target at the other end of `ep`.
@@ -167,6 +170,36 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
                 bail!("READ back: differs at offset {off}");
             }
             println!("rw ok {len} bytes");
+        }
+        Scenario::Reads => {
+            let mut buf = vec![0u8; len];
+            let start = std::time::Instant::now();
+            // The target waits for requests 20 s at a time: a check of its
+            // pattern every 5 s keeps it answering through a long loop.
+            let mut last = start;
+            for i in 0..adds {
+                if last.elapsed() > std::time::Duration::from_secs(5) {
+                    request(ep, ctl::CHECKPAT, 0)?;
+                    last = std::time::Instant::now();
+                }
+                buf.fill(0);
+                let t = std::time::Instant::now();
+                if let Err(e) = ep.rdma(w.addr, w.rkey, &mut buf, false) {
+                    println!(
+                        "READ {i} failed after {} ms: {}",
+                        t.elapsed().as_millis(),
+                        crate::errno::errno_name(e.raw_os_error().unwrap_or(0))
+                    );
+                    return Err(e).context("RDMA READ");
+                }
+                if let Some(off) = pattern::check(&buf, seed, 0) {
+                    bail!("READ {i}: target's pattern differs at offset {off}");
+                }
+            }
+            println!(
+                "reads ok: {adds} x {len} bytes in {} ms",
+                start.elapsed().as_millis()
+            );
         }
         Scenario::Atomic => {
             let cas = abi::ATOMIC_CMP_SWAP;
