@@ -51,6 +51,8 @@ _Static_assert(sizeof(struct rk_device_list) == 24, "DeviceList");
 _Static_assert(sizeof(void *) == 4, "build this with -m32");
 
 #define RK_VERSION _IOR(RK_MAGIC, 0x00, struct rk_version)
+/* src/abi.rs's ABI_VERSION; userspace-peer/tests/abi.rs checks they agree. */
+#define RK_ABI_VERSION 4
 #define RK_LIST_DEVICES _IOWR(RK_MAGIC, 0x01, struct rk_device_list)
 
 static int failed;
@@ -81,7 +83,7 @@ int main(int argc, char **argv)
 	r = ioctl(fd, RK_VERSION, &v);
 	printf("VERSION: %d (%s), abi %u, %u commands\n", r,
 	       r ? strerror(errno) : "ok", v.abi_version, v.n_cmds);
-	check(r == 0 && v.abi_version == 3, "IOCTL_VERSION from a 32-bit caller");
+	check(r == 0 && v.abi_version == RK_ABI_VERSION, "IOCTL_VERSION from a 32-bit caller");
 	check(r == 0 && v.n_cmds > 1 && v.cmds[0] == RK_VERSION &&
 		      v.cmds[1] == RK_LIST_DEVICES,
 	      "the module's command numbers are the 32-bit caller's");

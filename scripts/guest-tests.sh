@@ -198,7 +198,7 @@ test_errno_table() {
 	local rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "errno-check failed"
-	expect_eq "$(grep -c '^ok ' <<<"$out")" 27 "cases passed"
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 31 "cases passed"
 }
 
 # The node is root-only: mode 0600, and another user gets EACCES.

@@ -8,7 +8,9 @@
 #      the tool;
 #   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
 #   5. scripts/qemu-test.sh: module, tool, guest suite over rxe;
-#   6. the same guest suite on the debug kernel (lockdep, KASAN, kmemleak,
+#   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
+#      skips it);
+#   7. the same guest suite on the debug kernel (lockdep, KASAN, kmemleak,
 #      DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so: "auto"
 #      (the default) runs it if that kernel is cached, so a cold machine
 #      builds only the main kernel; "always" builds it if needed (about 9
@@ -68,15 +70,16 @@ failed=$((failed + cf))
 rm -f "$cargo_log"
 echo "test-all: cargo test: $cp passed, $cf failed"
 
-# A guest suite: FLAVOR, then qemu-test.sh's arguments. Adds its counts.
-guest_suite() {
-	local flavor=$1 log line gp gf
-	shift
+# suite LABEL PREFIX CMD...: runs a guest suite and adds its last
+# "PREFIX: N passed, N failed" line to the totals (no line: one failure).
+suite() {
+	local label=$1 prefix=$2 log line gp gf
+	shift 2
 	log=$(mktemp)
-	KRUST_FLAVOR=$flavor scripts/qemu-test.sh "$@" 2>&1 | tee "$log"
-	line=$(grep -E '^guest: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+	"$@" 2>&1 | tee "$log"
+	line=$(grep -E "^$prefix: [0-9]+ passed, [0-9]+ failed\$" "$log" | tail -1)
 	if [ -n "$line" ]; then
-		gp=$(sed -E 's/^guest: ([0-9]+) passed.*/\1/' <<<"$line")
+		gp=$(sed -E "s/^$prefix: ([0-9]+) passed.*/\\1/" <<<"$line")
 		gf=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
 	else
 		gp=0
@@ -85,10 +88,16 @@ guest_suite() {
 	rm -f "$log"
 	passed=$((passed + gp))
 	failed=$((failed + gf))
-	echo "test-all: $flavor kernel: $gp passed, $gf failed"
+	echo "test-all: $label: $gp passed, $gf failed"
 }
 
-guest_suite main "$@"
+suite "main kernel" guest env KRUST_FLAVOR=main scripts/qemu-test.sh "$@"
+
+# The two-host suite: two guests of the main kernel over a relay that
+# makes the link lossy and cuts it (Documentation/two-hosts.rst).
+if [ "${KRUST_PAIR:-always}" != never ] && [ $# = 0 ]; then
+	suite "two hosts" pair scripts/qemu-test.sh --pair
+fi
 
 debug_kdir=$(KRUST_FLAVOR=debug scripts/build-kernel.sh --print-kdir)
 case "${KRUST_DEBUG:-auto}" in
@@ -97,7 +106,8 @@ never) run_debug=0 ;;
 *) [ -f "$debug_kdir/.krust-built" ] && run_debug=1 || run_debug=0 ;;
 esac
 if [ "$run_debug" = 1 ]; then
-	KRUST_TIMEOUT=${KRUST_TIMEOUT:-2400} guest_suite debug "$@"
+	suite "debug kernel" guest env KRUST_FLAVOR=debug KRUST_TIMEOUT="${KRUST_TIMEOUT:-2400}" \
+		scripts/qemu-test.sh "$@"
 else
 	echo "test-all: debug-kernel suite skipped (KRUST_DEBUG=${KRUST_DEBUG:-auto}, debug kernel not cached; see README)"
 fi

@@ -31,8 +31,9 @@ impl Conn {
     /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
     pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
         let dst = sockaddr(&req.dst)?;
+        let t = transport_of(&req.transport, false)?;
         self.begin(req.flags, abi::state::CONNECTING)?;
-        let r = self.connect_steps(&dst, req);
+        let r = self.connect_steps(&dst, req, &t);
         if let Err(e) = r {
             let mut st = self.st.lock();
             self.close_locked(&mut st, e);
@@ -44,9 +45,13 @@ impl Conn {
         r.map(|()| self.info())
     }
 
-    pub(super) fn connect_steps(self: &Arc<Self>, dst: &SockAddr, req: &abi::ConnectReq) -> Result {
+    pub(super) fn connect_steps(
+        self: &Arc<Self>,
+        dst: &SockAddr,
+        req: &abi::ConnectReq,
+        t: &abi::Transport,
+    ) -> Result {
         let timeout = timeout_of(req.timeout_ms);
-        let t = transport_of(&req.transport, false)?;
         // Owned here until established: an error or a signal drops it, which
         // destroys the QP and the id.
         let mut id = CmId::new(self.clone())?;
@@ -63,7 +68,7 @@ impl Conn {
         let attrs = dev.attrs();
         let resp = clamp_depth(req.responder_resources, attrs.max_qp_rd_atom);
         let init = clamp_depth(req.initiator_depth, attrs.max_qp_init_rd_atom);
-        let param = self.prepare(&mut id, &dev, resp, init, &t)?;
+        let param = self.prepare(&mut id, &dev, resp, init, t)?;
         id.connect(&param)?;
         self.wait(timeout, |st| match st.state {
             abi::state::CONNECTED => Some(Ok(())),

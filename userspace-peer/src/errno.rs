@@ -155,6 +155,40 @@ fn cases(device_count: u32) -> Vec<Case> {
         },
         ..Default::default()
     };
+    let v4 = abi::Addr {
+        family: abi::AF_INET,
+        port: 7999,
+        addr: [192, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        ..Default::default()
+    };
+    let connect_with = |transport| abi::ConnectReq {
+        dst: v4,
+        transport,
+        ..Default::default()
+    };
+    let unknown_bit = connect_with(abi::Transport {
+        set: abi::TRANSPORT_ALL + 1,
+        ..Default::default()
+    });
+    let no_ack_timer = connect_with(abi::Transport {
+        set: abi::TRANSPORT_ACK_TIMEOUT,
+        ack_timeout: 0,
+        ..Default::default()
+    });
+    let retry_8 = connect_with(abi::Transport {
+        set: abi::TRANSPORT_RETRY_COUNT,
+        retry_count: 8,
+        ..Default::default()
+    });
+    let listen_retry = abi::ListenReq {
+        addr: v4,
+        transport: abi::Transport {
+            set: abi::TRANSPORT_RETRY_COUNT,
+            retry_count: 3,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     let expose = abi::Expose {
         len: 4096,
         access: abi::ACCESS_READ,
@@ -227,6 +261,30 @@ fn cases(device_count: u32) -> Vec<Case> {
             "CONNECT to an unknown address family",
             abi::IOCTL_CONNECT,
             bytes(&bad_family),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with an unknown transport bit",
+            abi::IOCTL_CONNECT,
+            bytes(&unknown_bit),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with an ACK timeout of 0",
+            abi::IOCTL_CONNECT,
+            bytes(&no_ack_timer),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with a retry count over 7",
+            abi::IOCTL_CONNECT,
+            bytes(&retry_8),
+            libc::EINVAL,
+        ),
+        (
+            "LISTEN setting the retry count",
+            abi::IOCTL_LISTEN,
+            bytes(&listen_retry),
             libc::EINVAL,
         ),
         (

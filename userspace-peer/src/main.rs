@@ -13,6 +13,7 @@ mod errno;
 mod fuzz;
 mod hostile;
 mod kdev;
+mod pair;
 mod pattern;
 #[cfg(feature = "plot")]
 mod plot;
@@ -21,7 +22,6 @@ mod rping;
 mod scenario;
 mod stress;
 mod table;
-mod pair;
 mod upeer;
 mod verbs;
 

@@ -195,6 +195,7 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
                 if let Some(off) = pattern::check(&buf, seed, 0) {
                     bail!("READ {i}: target's pattern differs at offset {off}");
                 }
+                println!("READ {i}: {} ms", t.elapsed().as_millis());
             }
             println!(
                 "reads ok: {adds} x {len} bytes in {} ms",

@@ -257,3 +257,23 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
     assert!(after.check(&dup, 0).is_err());
     assert_eq!(after, mid);
 }
+
+/// The 32-bit caller of the compat test (scripts/compat32.c, C) expects
+/// the same ABI version as the tool.
+#[test]
+fn compat32_expects_this_abi_version() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scripts/compat32.c"
+    ))
+    .expect("scripts/compat32.c");
+    let line = src
+        .lines()
+        .find(|l| l.starts_with("#define RK_ABI_VERSION "))
+        .expect("RK_ABI_VERSION in compat32.c");
+    let v: u32 = line["#define RK_ABI_VERSION ".len()..]
+        .trim()
+        .parse()
+        .expect("a number");
+    assert_eq!(v, abi::ABI_VERSION, "scripts/compat32.c's RK_ABI_VERSION");
+}

@@ -21,7 +21,9 @@
 //! One thread: both sockets are non-blocking; the loop receives what is
 //! there, queues each frame by its release time, sends what is due, looks
 //! at the control file, and waits in `ppoll` no longer than the next due
-//! frame. SIGTERM or SIGINT ends it, printing the counters.
+//! frame. SIGTERM or SIGINT ends it, printing the counters. The only
+//! `unsafe` is in the three libc calls std has no safe form of: `signal`,
+//! `ppoll` and `setsockopt(SO_RCVBUF)`.
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -53,6 +55,10 @@ const REORDER_HOLD_MAX: Duration = Duration::from_millis(5);
 /// Datagrams taken from one socket per loop round, so one busy side does not
 /// starve the other or the sending of due frames.
 const RECV_BATCH: usize = 256;
+/// The receive buffer asked for on each socket (the kernel caps it at
+/// net.core.rmem_max): room for a guest's burst while the relay is not
+/// scheduled, since frames the kernel drops there are counted nowhere.
+const RCVBUF: libc::c_int = 4 << 20;
 /// Fault settings are percentages of frames, 0 to 100.
 const MAX_PCT: f64 = 100.0;
 /// Delays and jitters are at most one minute.
@@ -262,8 +268,13 @@ struct Counters {
     dup: u64,
     /// Frames held back to be overtaken.
     reordered: u64,
-    /// Datagrams whose send failed (guest not up yet, buffer full).
+    /// Datagrams whose send failed (send buffer full, say). A guest that is
+    /// not up yet is no error: the sockets are unconnected, so the kernel
+    /// drops such datagrams silently and they count in `tx`.
     err: u64,
+    /// Datagrams the kernel dropped at the receiving socket before the relay
+    /// read them (its buffer was full), from `/proc/net/udp`.
+    kdrop: u64,
 }
 
 /// A frame waiting in the queue for its release time.
@@ -333,6 +344,8 @@ struct Relay {
     held: [VecDeque<Held>; 2],
     /// The next arrival number.
     next_seq: u64,
+    /// The sockets' inode numbers, to find them in `/proc/net/udp`.
+    inodes: [Option<u64>; 2],
 }
 
 impl Relay {
@@ -453,13 +466,20 @@ impl Relay {
         queued.into_iter().chain(held).min()
     }
 
-    /// The counters, one line per direction, each ending in a newline.
-    fn stats_text(&self) -> String {
+    /// The counters, one line per direction, each ending in a newline;
+    /// `kdrop` is brought up to date first.
+    fn stats_text(&mut self) -> String {
+        let drops = kernel_drops(self.inodes);
+        for (c, drops) in self.counters.iter_mut().zip(drops) {
+            if let Some(n) = drops {
+                c.kdrop = n;
+            }
+        }
         let mut s = String::new();
         for (name, c) in DIR_NAMES.iter().zip(&self.counters) {
             s.push_str(&format!(
-                "relay: {name} rx={} tx={} lost={} down={} dup={} reordered={} err={}\n",
-                c.rx, c.tx, c.lost, c.down, c.dup, c.reordered, c.err
+                "relay: {name} rx={} tx={} lost={} down={} dup={} reordered={} err={} kdrop={}\n",
+                c.rx, c.tx, c.lost, c.down, c.dup, c.reordered, c.err, c.kdrop
             ));
         }
         s
@@ -587,6 +607,37 @@ fn wait_readable(fds: [RawFd; 2], timeout: Duration) -> io::Result<[bool; 2]> {
     Ok(pfds.map(|p| p.revents != 0))
 }
 
+/// A socket's inode number (as `/proc/net/udp` lists it), or None.
+fn socket_inode(sock: &UdpSocket) -> Option<u64> {
+    fs::metadata(format!("/proc/self/fd/{}", sock.as_raw_fd()))
+        .ok()
+        .map(|m| m.ino())
+}
+
+/// The kernel's drop counts of the UDP sockets with inode numbers `inodes`
+/// (the last column of `/proc/net/udp`); None where not known.
+fn kernel_drops(inodes: [Option<u64>; 2]) -> [Option<u64>; 2] {
+    let mut out = [None, None];
+    let Ok(table) = fs::read_to_string("/proc/net/udp") else {
+        return out;
+    };
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (Some(inode), Some(drops)) = (cols.get(9), cols.get(12)) else {
+            continue;
+        };
+        let (Ok(inode), Ok(drops)) = (inode.parse::<u64>(), drops.parse::<u64>()) else {
+            continue;
+        };
+        for (o, want) in out.iter_mut().zip(inodes) {
+            if want == Some(inode) {
+                *o = Some(drops);
+            }
+        }
+    }
+    out
+}
+
 /// Writes the counters to `path` through a temporary file and a rename, so
 /// a reader never sees half a file.
 fn write_stats(path: &Path, text: &str) -> io::Result<()> {
@@ -605,12 +656,26 @@ fn clock_seed() -> u64 {
     r.next_u64()
 }
 
-/// Binds a non-blocking UDP socket on 127.0.0.1:`port`.
+/// Binds a non-blocking UDP socket on 127.0.0.1:`port`, with a receive
+/// buffer of up to `RCVBUF` bytes.
 fn bind_loopback(port: u16, what: &str) -> Result<UdpSocket> {
     let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
     let sock = UdpSocket::bind(addr).with_context(|| format!("binding {what} on {addr}"))?;
     sock.set_nonblocking(true)
         .with_context(|| format!("making {what} non-blocking"))?;
+    let size = RCVBUF;
+    // SAFETY: the fd is the open socket `sock`; `size` is a c_int that
+    // outlives the call and its length is passed with it. Best effort: on
+    // failure the socket keeps the default buffer.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            std::ptr::addr_of!(size).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
     Ok(sock)
 }
 
@@ -657,7 +722,9 @@ fn main() -> Result<()> {
         queue: BinaryHeap::new(),
         held: [VecDeque::new(), VecDeque::new()],
         next_seq: 0,
+        inodes: [None, None],
     };
+    relay.inodes = [socket_inode(&relay.socks[0]), socket_inode(&relay.socks[1])];
 
     let mut control = args.control.clone().map(Control::new);
     say!("relay: t={:.3}s {}", stamp(start), relay.faults);
@@ -667,9 +734,9 @@ fn main() -> Result<()> {
     }
 
     let mut stats_failed = false;
-    let mut save_stats = |relay: &Relay| {
+    let mut save_stats = |text: &str| {
         if let Some(path) = &args.stats {
-            match write_stats(path, &relay.stats_text()) {
+            match write_stats(path, text) {
                 Ok(()) => stats_failed = false,
                 Err(e) if !stats_failed => {
                     stats_failed = true;
@@ -679,7 +746,7 @@ fn main() -> Result<()> {
             }
         }
     };
-    save_stats(&relay);
+    save_stats(&relay.stats_text());
 
     let fds = [relay.socks[0].as_raw_fd(), relay.socks[1].as_raw_fd()];
     let mut buf = vec![0u8; MAX_FRAME];
@@ -695,7 +762,7 @@ fn main() -> Result<()> {
             next_control = now + CONTROL_POLL;
         }
         if now >= next_stats {
-            save_stats(&relay);
+            save_stats(&relay.stats_text());
             next_stats = now + STATS_EVERY;
         }
         relay.release_due(now);
@@ -718,6 +785,53 @@ fn main() -> Result<()> {
 
     let text = relay.stats_text();
     let _ = io::stdout().lock().write_all(text.as_bytes());
-    save_stats(&relay);
+    save_stats(&text);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The control-file syntax: replacement, `clean`, empty, bad input.
+    #[test]
+    fn control_settings_parse() {
+        let f = Faults::parse("loss=1 reorder=1 dup=0.5\n").unwrap();
+        assert_eq!(
+            f.to_string(),
+            "loss=1 reorder=1 dup=0.5 delay_ms=0 jitter_ms=0 link=up"
+        );
+        let f = Faults::parse("link=down delay_ms=10 jitter_ms=2.5").unwrap();
+        assert_eq!(
+            f.to_string(),
+            "loss=0 reorder=0 dup=0 delay_ms=10 jitter_ms=2.5 link=down"
+        );
+        assert_eq!(Faults::parse("clean"), Ok(Faults::default()));
+        assert_eq!(Faults::parse(" \n"), Ok(Faults::default()));
+        for bad in [
+            "loss=abc",
+            "loss=101",
+            "loss=-1",
+            "loss=nan",
+            "dup",
+            "link=sideways",
+            "delay_ms=60001",
+            "speed=1",
+        ] {
+            assert!(Faults::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    /// `chance` hits about its percentage, and draws nothing at 0.
+    #[test]
+    fn rng_chance_rate() {
+        let mut r = Rng(42);
+        let hits = (0..100_000).filter(|_| r.chance(10.0)).count();
+        assert!((9_000..=11_000).contains(&hits), "{hits}");
+        let (mut a, mut b) = (Rng(7), Rng(7));
+        assert!(!a.chance(0.0));
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert!((0..1000).all(|_| a.chance(100.0)));
+        assert!((0..1000).all(|_| (0.0..1.0).contains(&b.unit())));
+    }
 }

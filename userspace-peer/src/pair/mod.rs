@@ -184,7 +184,14 @@ pub fn run(a: &PairArgs) -> Result<()> {
             }
             Err(e) => {
                 failed += 1;
-                println!("pair: FAIL {name}: {e:#}");
+                // One line, then the rest indented: outputs quoted in the
+                // error stay with the test in filtered logs.
+                let text = format!("{e:#}");
+                let mut lines = text.lines();
+                println!("pair: FAIL {name}: {}", lines.next().unwrap_or(""));
+                for l in lines {
+                    println!("    {l}");
+                }
             }
         }
     }
