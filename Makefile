@@ -7,6 +7,7 @@
 #                           (and on the debug kernel when it is cached)
 #   make test-debug         the guest suite on the debug kernel
 #   make bench              perftest and the module side by side
+#   make bench-pair         the same across two guests (Documentation/two-hosts.rst)
 #   make demo               boot the guest: device tables from both views, then
 #                           one of each operation against the userspace peer
 #   make clean
@@ -54,7 +55,10 @@ test-debug:
 bench:
 	scripts/bench.sh
 
+bench-pair:
+	scripts/bench.sh --pair
+
 demo:
 	scripts/qemu-test.sh --demo
 
-.PHONY: all modules rust-analyzer clean test test-debug demo bench
+.PHONY: all modules rust-analyzer clean test test-debug demo bench bench-pair

@@ -8,7 +8,9 @@
 # Results stay in the run's log directory (printed): bench.jsonl (every
 # figure of both tools), samples-<op>.txt (rdma-krust's latency samples),
 # plots/*.png. With --update-docs the plots and bench.jsonl also go to
-# Documentation/perf/.
+# Documentation/perf/. With --pair the same cases run across two guests
+# (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
+# servers on one, the measuring side on the other, over the host's relay.
 # Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
 # KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
 # scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
@@ -18,6 +20,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-bench.XXXXXX)}
 export KRUST_LOGDIR=$LOGDIR KRUST_TIMEOUT=${KRUST_TIMEOUT:-1800}
+
+if [ "${1:-}" = --pair ]; then
+	"$ROOT/scripts/qemu-test.sh" --pair bench_across
+	[ -s "$LOGDIR/ctl/bench.jsonl" ] || { echo "bench: no results; see $LOGDIR" >&2; exit 1; }
+	echo
+	echo "bench: across two guests (perftest and rdma-krust, servers on B, measured on A)"
+	"$ROOT/userspace-peer/target/release/rdma-krust" bench-report "$LOGDIR/ctl/bench.jsonl"
+	echo "bench: results in $LOGDIR/ctl/bench.jsonl"
+	exit 0
+fi
 
 # The plotting code is a cargo feature, so the test suite does not build it;
 # its binary has a target directory of its own.

@@ -39,6 +39,7 @@ if [ -n "$old_rmem" ] && [ "$old_rmem" -lt 4194304 ]; then
 	sysctl -qw net.core.rmem_default=4194304 && trap 'sysctl -qw net.core.rmem_default=$old_rmem' EXIT
 fi
 
+source "$ROOT/scripts/qemu-guest.sh"
 RELAY="$ROOT/userspace-peer/target/release/krust-relay"
 "$RELAY" --a-listen $a_relay --a-guest $a_guest --b-listen $b_relay --b-guest $b_guest \
 	--control "$LOGDIR/ctl/link" --stats "$LOGDIR/relay.stats" --seed "${KRUST_PAIR_SEED:-1}" \
@@ -47,22 +48,13 @@ relay=$!
 
 # guest ROLE IP MAC GUESTPORT RELAYPORT: runs one guest to its end.
 guest() {
-	local role=$1 ip=$2 mac=$3 port=$4 rport=$5 dir=$LOGDIR/$1 append
-	append="console=ttyS0 loglevel=4 panic=-1"
-	append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
-	append+=" init=$ROOT/scripts/guest-init.sh"
-	append+=" KRUST_MODE=pair KRUST_ROLE=$role KRUST_IP=$ip KRUST_TESTS=$tests"
+	local role=$1 ip=$2 mac=$3 port=$4 rport=$5 dir=$LOGDIR/$1
+	qemu_guest "$dir/out"
 	timeout --foreground -k 10 "${KRUST_TIMEOUT:-2400}" \
 		qemu-system-x86_64 -accel tcg -cpu max \
-		-smp "${KRUST_SMP:-1}" -m "${KRUST_MEM:-1G}" \
-		-kernel "$BZIMAGE" -append "$append" \
-		-display none -monitor none -serial stdio -no-reboot \
-		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
-		-fsdev local,id=src,path="$ROOT",security_model=none,readonly=on \
-		-device virtio-9p-pci,fsdev=src,mount_tag=krust_src \
-		-fsdev local,id=out,path="$dir/out",security_model=none \
-		-device virtio-9p-pci,fsdev=out,mount_tag=krust_out \
+		-smp "${KRUST_SMP:-1}" -m "${KRUST_MEM:-1G}" -kernel "$BZIMAGE" \
+		-append "$GUEST_APPEND KRUST_MODE=pair KRUST_ROLE=$role KRUST_IP=$ip KRUST_TESTS=$tests" \
+		"${GUEST_ARGS[@]}" \
 		-fsdev local,id=ctl,path="$LOGDIR/ctl",security_model=none \
 		-device virtio-9p-pci,fsdev=ctl,mount_tag=krust_ctl \
 		-netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$port,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport \

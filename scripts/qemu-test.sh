@@ -94,14 +94,14 @@ accel_opts=(-accel tcg -cpu max)
 # environment: that is how the guest learns what to run. The repository is
 # also shared on its own (krust_src): the guest mounts a tmpfs on /tmp, which
 # would hide a checkout that lives under the host's /tmp.
-append="console=ttyS0 loglevel=4 panic=-1"
+source "$ROOT/scripts/qemu-guest.sh"
+qemu_guest "$LOGDIR/out"
+append=$GUEST_APPEND
 # The debug kernel evaluates ACPI's _PRT so slowly under KASAN and TCG that
 # ACPICA's loop timeout fires; pci=noacpi routes PCI interrupts without it.
 # It also makes x86 skip the MADT, and QEMU's MP table lists only CPU 0, so
 # that guest runs on one CPU. The main kernel keeps ACPI and both vCPUs.
 [ "${KRUST_FLAVOR:-main}" = debug ] && append+=" pci=noacpi"
-append+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
-append+=" init=$ROOT/scripts/guest-init.sh"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
 for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
@@ -113,14 +113,7 @@ set +e
 timeout --foreground -k 10 "${KRUST_TIMEOUT:-1200}" \
 	qemu-system-x86_64 "${accel_opts[@]}" \
 	-smp "${KRUST_SMP:-2}" -m "${KRUST_MEM:-2G}" \
-	-kernel "$BZIMAGE" -append "$append" \
-	-display none -monitor none -serial stdio -no-reboot \
-	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
-	-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
-	-fsdev local,id=src,path="$ROOT",security_model=none,readonly=on \
-	-device virtio-9p-pci,fsdev=src,mount_tag=krust_src \
-	-fsdev local,id=out,path="$LOGDIR/out",security_model=none \
-	-device virtio-9p-pci,fsdev=out,mount_tag=krust_out \
+	-kernel "$BZIMAGE" -append "$append" "${GUEST_ARGS[@]}" \
 	-netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0 \
 	</dev/null 2>&1 | tee "$CONSOLE"
 qemu_rc=${PIPESTATUS[0]}

@@ -16,6 +16,8 @@ pub struct KrustDev {
     file: File,
     /// Transport settings its `connect` and `listen` ask for.
     transport: std::sync::Mutex<abi::Transport>,
+    /// Milliseconds the scenarios wait for a message or for credits.
+    msg_timeout_ms: std::sync::atomic::AtomicU32,
 }
 
 impl KrustDev {
@@ -29,7 +31,21 @@ impl KrustDev {
         Ok(Self {
             file,
             transport: Default::default(),
+            msg_timeout_ms: std::sync::atomic::AtomicU32::new(20_000),
         })
+    }
+
+    /// How long the scenarios' messages wait (for the message, or for
+    /// credits); 20 s unless set.
+    pub fn msg_timeout(&self) -> u32 {
+        self.msg_timeout_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`Self::msg_timeout`].
+    pub fn set_msg_timeout(&self, ms: u32) {
+        self.msg_timeout_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The transport settings later `connect` and `listen` calls ask for

@@ -46,6 +46,11 @@ pub struct Cli {
     #[command(flatten)]
     pub transport: TransportArgs,
 
+    /// Milliseconds a module connection's scenario waits for each message
+    /// or for credits (the echo, ping, stream, target and initiator).
+    #[arg(long, global = true, default_value_t = 20_000)]
+    pub msg_timeout_ms: u32,
+
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -55,10 +60,10 @@ pub struct Cli {
 /// defaults.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
 pub struct TransportArgs {
-    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 14).
+    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 13).
     #[arg(long, global = true)]
     pub ack_timeout: Option<u8>,
-    /// Transport retries, 0 to 7 (module: 6; rxe never gives up at 7).
+    /// Transport retries, 0 to 7 (module: 7, which rxe takes as forever).
     #[arg(long, global = true)]
     pub retry_count: Option<u8>,
     /// RNR retries, 0 to 7, 7 = forever (module: 7).
@@ -91,9 +96,10 @@ impl TransportArgs {
 
 /// Opens the module's device node with the command line's transport
 /// settings.
-fn open_dev(cli_dev: &str, t: TransportArgs) -> Result<KrustDev> {
+fn open_dev(cli_dev: &str, t: TransportArgs, msg_timeout_ms: u32) -> Result<KrustDev> {
     let dev = KrustDev::open(cli_dev)?;
     dev.set_transport(t.to_abi());
+    dev.set_msg_timeout(msg_timeout_ms);
     Ok(dev)
 }
 
@@ -695,7 +701,7 @@ fn run(cli: Cli) -> Result<()> {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
-                open_dev(&cli.dev, cli.transport)?.list_devices()?
+                open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?.list_devices()?
             };
             let source = if verbs {
                 "libibverbs"
@@ -710,7 +716,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Abi => {
-            let v = open_dev(&cli.dev, cli.transport)?.version()?;
+            let v = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?.version()?;
             let mismatches = abi_mismatches(&v);
             for m in &mismatches {
                 println!("mismatch: {m}");
@@ -731,7 +737,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
             if sink {
                 scenario::sink(&dev, count, seed)
@@ -749,7 +755,7 @@ fn run(cli: Cli) -> Result<()> {
             poll,
             one_way,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
             kernel_ping(&dev, &info, hold_ms, &sizes, seed, one_way)
@@ -760,7 +766,7 @@ fn run(cli: Cli) -> Result<()> {
             access,
             fill,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
@@ -768,7 +774,7 @@ fn run(cli: Cli) -> Result<()> {
             scenario::target(&dev, len, access, fill)
         }
         Cmd::KernelInitiator(a) => {
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
             scenario::initiator(&dev, &a)
         }
@@ -801,14 +807,17 @@ fn run(cli: Cli) -> Result<()> {
             size,
             validate,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             match (server, client) {
                 (true, false) => rping::server(&dev, addr),
                 (false, true) => rping::client(&dev, addr, count, size, validate),
                 _ => bail!("rping: give --server or --client"),
             }
         }
-        Cmd::Bench(args) => run_bench(&open_dev(&cli.dev, cli.transport)?, args),
+        Cmd::Bench(args) => run_bench(
+            &open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?,
+            args,
+        ),
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
             for f in plot::plot(&dir, &out)? {
@@ -837,7 +846,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Pair(a) => pair::run(&a),
         Cmd::Agent { ctl } => pair::agent(&ctl),
         Cmd::ErrnoCheck => {
-            let dev = open_dev(&cli.dev, cli.transport)?;
+            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
             let failed = errno::check_all(&dev)?;
             if failed > 0 {
                 bail!("{failed} errno case(s) failed");

@@ -12,8 +12,6 @@ use crate::pattern;
 use anyhow::{bail, Context, Result};
 use std::io;
 
-const TIMEOUT_MS: u32 = 20_000;
-
 /// One side of a connection that can carry control messages and run
 /// one-sided operations.
 pub trait Endpoint {
@@ -30,10 +28,10 @@ pub trait Endpoint {
 
 impl Endpoint for KrustDev {
     fn send_msg(&self, data: &[u8]) -> Result<()> {
-        self.send(data, TIMEOUT_MS).context("IOCTL_SEND")
+        self.send(data, self.msg_timeout()).context("IOCTL_SEND")
     }
     fn recv_msg(&self, buf: &mut [u8]) -> Result<usize> {
-        self.recv(buf, TIMEOUT_MS).context("IOCTL_RECV")
+        self.recv(buf, self.msg_timeout()).context("IOCTL_RECV")
     }
     fn rdma(&self, addr: u64, rkey: u32, data: &mut [u8], write: bool) -> io::Result<()> {
         KrustDev::rdma(self, addr, rkey, data, write)

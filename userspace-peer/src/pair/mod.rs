@@ -12,6 +12,7 @@
 //! and ends with `N passed, N failed`. Bash only boots the guests, starts
 //! the relay and collects the results (`scripts/qemu-test.sh --pair`).
 
+mod bench;
 mod jobs;
 mod tests;
 
@@ -53,6 +54,12 @@ pub struct PairArgs {
 
 /// A test: runs, or fails with the reason.
 type TestFn = fn(&mut Ctx) -> Result<()>;
+
+/// Runs only when named: the benchmark across hosts.
+const ON_DEMAND: &[(&str, TestFn)] = &[("bench_across", bench::bench_across)];
+
+/// How long a listener may take to come up.
+const UP: Duration = Duration::from_secs(30);
 
 /// What a test works with.
 pub struct Ctx {
@@ -131,6 +138,9 @@ pub fn run(a: &PairArgs) -> Result<()> {
         for (name, _) in tests::ALL {
             println!("{name}");
         }
+        for (name, _) in ON_DEMAND {
+            println!("{name} (on demand)");
+        }
         return Ok(());
     }
     let wanted: Vec<&String> = a.tests.iter().filter(|t| !t.is_empty()).collect();
@@ -139,7 +149,7 @@ pub fn run(a: &PairArgs) -> Result<()> {
     } else {
         let mut v = Vec::new();
         for t in wanted {
-            match tests::ALL.iter().find(|(n, _)| n == t) {
+            match tests::ALL.iter().chain(ON_DEMAND).find(|(n, _)| n == t) {
                 Some(e) => v.push(*e),
                 None => bail!("pair: no test named {t:?} (see --list)"),
             }
