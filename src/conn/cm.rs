@@ -371,9 +371,21 @@ fn transport_of(t: &abi::Transport, passive: bool) -> Result<abi::Transport> {
     let pick = |bit: u32, v: u8, default: u8| if t.set & bit != 0 { v } else { default };
     let r = abi::Transport {
         set: abi::TRANSPORT_ALL,
-        ack_timeout: pick(abi::TRANSPORT_ACK_TIMEOUT, t.ack_timeout, abi::DEFAULT_ACK_TIMEOUT),
-        retry_count: pick(abi::TRANSPORT_RETRY_COUNT, t.retry_count, abi::DEFAULT_RETRY_COUNT),
-        rnr_retry: pick(abi::TRANSPORT_RNR_RETRY, t.rnr_retry, abi::DEFAULT_RNR_RETRY),
+        ack_timeout: pick(
+            abi::TRANSPORT_ACK_TIMEOUT,
+            t.ack_timeout,
+            abi::DEFAULT_ACK_TIMEOUT,
+        ),
+        retry_count: pick(
+            abi::TRANSPORT_RETRY_COUNT,
+            t.retry_count,
+            abi::DEFAULT_RETRY_COUNT,
+        ),
+        rnr_retry: pick(
+            abi::TRANSPORT_RNR_RETRY,
+            t.rnr_retry,
+            abi::DEFAULT_RNR_RETRY,
+        ),
         min_rnr_timer: pick(
             abi::TRANSPORT_MIN_RNR_TIMER,
             t.min_rnr_timer,
