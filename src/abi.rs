@@ -313,10 +313,10 @@ pub const TRANSPORT_MIN_RNR_TIMER: u32 = 8;
 /// Every [`Transport::set`] bit.
 pub const TRANSPORT_ALL: u32 = 15;
 
-/// Default local ACK timeout: 2^13 * 4.096 us = 33.6 ms (what rdma_cm gives a
+/// Default local ACK timeout: 2^14 * 4.096 us = 67 ms (what rdma_cm gives a
 /// RoCE QP is 17, 537 ms). See `Documentation/transport.rst` for the measured
 /// choice.
-pub const DEFAULT_ACK_TIMEOUT: u8 = 13;
+pub const DEFAULT_ACK_TIMEOUT: u8 = 14;
 /// Default transport retries: 7, what rdma_cm's users and the kernel's ULPs
 /// ask for. Under 1 % loss 6 was measured to fail a 2 MiB SEND now and then:
 /// rxe counts a retry per ACK timeout without an ACK, and a resend that

@@ -325,6 +325,15 @@ impl CmHandler for Conn {
             this.on_request(id, ev);
             return;
         }
+        if ev.kind == CmEventKind::Disconnected {
+            // The peer is gone or going: what this side posted will never be
+            // acknowledged. rdma_cm leaves the QP as it is; moving it to the
+            // error state flushes the posted work, so transport waits end
+            // now instead of after retries that may never run out (rxe's
+            // retry count 7 is "forever"). It may fail if this side
+            // disconnected first; then the QP is in that state already.
+            let _ = id.disconnect();
+        }
         this.on_event(ev);
     }
 }

@@ -257,9 +257,11 @@ impl Conn {
     /// one did, that is, the peer acknowledged it. A connection that closes
     /// meanwhile is not an error by itself: the peer may read a message and
     /// disconnect before this side has seen the acknowledgement (the
-    /// disconnect's event can be handled before the completion), and a
-    /// close moves the QP to the error state, so what was not acknowledged
-    /// completes soon, flushed. Only then does the connection's errno count.
+    /// disconnect's event can be handled before the completion). The
+    /// peer's disconnect moves the QP to the error state (`CmHandler::event`),
+    /// so what was not acknowledged completes at once, flushed; a close of
+    /// this side's own (a wire violation) leaves a live peer that still
+    /// acknowledges. Only a failed SEND makes the connection's errno count.
     pub(super) fn wait_sent(&self, ms: u32) -> Result {
         let r = self.wait(ms, |st| {
             (st.msg.sends_inflight == 0).then(|| {

@@ -407,6 +407,18 @@ impl<H: CmHandler> HandlerId<'_, H> {
         self.adopted.set(false);
     }
 
+    /// Answers the peer's disconnect on this id (not a request's child):
+    /// moves the QP to the error state, so what was posted and will never
+    /// be acknowledged completes now, flushed, and replies to the peer.
+    pub(crate) fn disconnect(&self) -> Result {
+        if self.request {
+            return Err(EINVAL);
+        }
+        // SAFETY: inside the handler of a live id; `rdma_disconnect()` takes
+        // no lock the handler holds.
+        to_result(unsafe { bindings::rdma_disconnect(self.id.as_ptr()) })
+    }
+
     /// Rejects the connection request (passive side), on an adopted id whose
     /// setup failed: the peer learns at once, not at its own timeout.
     pub(crate) fn reject(&self) -> Result {

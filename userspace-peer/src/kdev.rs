@@ -18,6 +18,9 @@ pub struct KrustDev {
     transport: std::sync::Mutex<abi::Transport>,
     /// Milliseconds the scenarios wait for a message or for credits.
     msg_timeout_ms: std::sync::atomic::AtomicU32,
+    /// The scenarios' one-sided operations' `timeout_ms` (0: until the
+    /// transport's verdict).
+    op_timeout_ms: std::sync::atomic::AtomicU32,
 }
 
 impl KrustDev {
@@ -32,6 +35,7 @@ impl KrustDev {
             file,
             transport: Default::default(),
             msg_timeout_ms: std::sync::atomic::AtomicU32::new(20_000),
+            op_timeout_ms: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -40,6 +44,18 @@ impl KrustDev {
     pub fn msg_timeout(&self) -> u32 {
         self.msg_timeout_ms
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The scenarios' one-sided operations' `timeout_ms`; 0 unless set.
+    pub fn op_timeout(&self) -> u32 {
+        self.op_timeout_ms
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`Self::op_timeout`].
+    pub fn set_op_timeout(&self, ms: u32) {
+        self.op_timeout_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Sets [`Self::msg_timeout`].
@@ -275,20 +291,8 @@ impl KrustDev {
         unsafe { self.raw_ioctl(cmd, &r as *const _ as usize) }.map(|_| ())
     }
 
-    /// `IOCTL_ATOMIC`: the remote value before the operation, waiting for
-    /// the transport's verdict.
-    pub fn atomic(
-        &self,
-        remote_addr: u64,
-        rkey: u32,
-        op: u32,
-        compare_add: u64,
-        swap: u64,
-    ) -> io::Result<u64> {
-        self.atomic_within(remote_addr, rkey, op, compare_add, swap, 0)
-    }
-
-    /// [`Self::atomic`] within `timeout_ms` (0: the transport's verdict).
+    /// `IOCTL_ATOMIC` within `timeout_ms` (0: the transport's verdict): the
+    /// remote value before the operation.
     pub fn atomic_within(
         &self,
         remote_addr: u64,

@@ -51,6 +51,11 @@ pub struct Cli {
     #[arg(long, global = true, default_value_t = 20_000)]
     pub msg_timeout_ms: u32,
 
+    /// `timeout_ms` of a module connection's scenario's READs, WRITEs and
+    /// atomics; 0 (the default) waits for the transport's verdict.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub op_timeout_ms: u32,
+
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -60,7 +65,7 @@ pub struct Cli {
 /// defaults.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
 pub struct TransportArgs {
-    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 13).
+    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 14).
     #[arg(long, global = true)]
     pub ack_timeout: Option<u8>,
     /// Transport retries, 0 to 7 (module: 7, which rxe takes as forever).
@@ -94,12 +99,21 @@ impl TransportArgs {
     }
 }
 
+/// What the command line says about opening the module's device node.
+struct DevOpts {
+    path: String,
+    transport: abi::Transport,
+    msg_timeout_ms: u32,
+    op_timeout_ms: u32,
+}
+
 /// Opens the module's device node with the command line's transport
-/// settings.
-fn open_dev(cli_dev: &str, t: TransportArgs, msg_timeout_ms: u32) -> Result<KrustDev> {
-    let dev = KrustDev::open(cli_dev)?;
-    dev.set_transport(t.to_abi());
-    dev.set_msg_timeout(msg_timeout_ms);
+/// settings and scenario timeouts.
+fn open_dev(o: &DevOpts) -> Result<KrustDev> {
+    let dev = KrustDev::open(&o.path)?;
+    dev.set_transport(o.transport);
+    dev.set_msg_timeout(o.msg_timeout_ms);
+    dev.set_op_timeout(o.op_timeout_ms);
     Ok(dev)
 }
 
@@ -696,12 +710,18 @@ fn serve(a: &ServeArgs) -> Result<()> {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let o = DevOpts {
+        path: cli.dev.clone(),
+        transport: cli.transport.to_abi(),
+        msg_timeout_ms: cli.msg_timeout_ms,
+        op_timeout_ms: cli.op_timeout_ms,
+    };
     match cli.cmd {
         Cmd::Devices { verbs, brief } => {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
-                open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?.list_devices()?
+                open_dev(&o)?.list_devices()?
             };
             let source = if verbs {
                 "libibverbs"
@@ -716,7 +736,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Abi => {
-            let v = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?.version()?;
+            let v = open_dev(&o)?.version()?;
             let mismatches = abi_mismatches(&v);
             for m in &mismatches {
                 println!("mismatch: {m}");
@@ -737,7 +757,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
             if sink {
                 scenario::sink(&dev, count, seed)
@@ -755,7 +775,7 @@ fn run(cli: Cli) -> Result<()> {
             poll,
             one_way,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
             kernel_ping(&dev, &info, hold_ms, &sizes, seed, one_way)
@@ -766,7 +786,7 @@ fn run(cli: Cli) -> Result<()> {
             access,
             fill,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
@@ -774,7 +794,7 @@ fn run(cli: Cli) -> Result<()> {
             scenario::target(&dev, len, access, fill)
         }
         Cmd::KernelInitiator(a) => {
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
             scenario::initiator(&dev, &a)
         }
@@ -807,17 +827,14 @@ fn run(cli: Cli) -> Result<()> {
             size,
             validate,
         } => {
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             match (server, client) {
                 (true, false) => rping::server(&dev, addr),
                 (false, true) => rping::client(&dev, addr, count, size, validate),
                 _ => bail!("rping: give --server or --client"),
             }
         }
-        Cmd::Bench(args) => run_bench(
-            &open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?,
-            args,
-        ),
+        Cmd::Bench(args) => run_bench(&open_dev(&o)?, args),
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
             for f in plot::plot(&dir, &out)? {
@@ -846,7 +863,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Pair(a) => pair::run(&a),
         Cmd::Agent { ctl } => pair::agent(&ctl),
         Cmd::ErrnoCheck => {
-            let dev = open_dev(&cli.dev, cli.transport, cli.msg_timeout_ms)?;
+            let dev = open_dev(&o)?;
             let failed = errno::check_all(&dev)?;
             if failed > 0 {
                 bail!("{failed} errno case(s) failed");

@@ -34,7 +34,7 @@ impl Endpoint for KrustDev {
         self.recv(buf, self.msg_timeout()).context("IOCTL_RECV")
     }
     fn rdma(&self, addr: u64, rkey: u32, data: &mut [u8], write: bool) -> io::Result<()> {
-        KrustDev::rdma(self, addr, rkey, data, write)
+        self.rdma_within(addr, rkey, data, write, self.op_timeout())
     }
     fn atomic(
         &self,
@@ -44,7 +44,7 @@ impl Endpoint for KrustDev {
         compare_add: u64,
         swap: u64,
     ) -> io::Result<u64> {
-        KrustDev::atomic(self, addr, rkey, op, compare_add, swap)
+        self.atomic_within(addr, rkey, op, compare_add, swap, self.op_timeout())
     }
 }
 

@@ -27,6 +27,10 @@ pub const ALL: &[(&str, TestFn)] = &[
     ("lossy_ack_timeout_table", lossy_ack_timeout_table),
     ("outage_within_retry_budget", outage_within_retry_budget),
     ("outage_beyond_retry_budget", outage_beyond_retry_budget),
+    (
+        "read_outlasts_a_fixed_timeout",
+        read_outlasts_a_fixed_timeout,
+    ),
     ("silent_peer_waits_end", silent_peer_waits_end),
     ("peer_powered_off", peer_powered_off),
 ];
@@ -495,6 +499,11 @@ const OUTAGE_READS: u32 = 12;
 /// completed. `transport` is the initiator's transport options. Returns
 /// whether it succeeded, its output and the target's.
 fn outage(c: &mut Ctx, transport: &str) -> Result<(bool, String, String)> {
+    outage_for(c, transport, Duration::from_secs(5))
+}
+
+/// [`outage`] with the link down for `down`.
+fn outage_for(c: &mut Ctx, transport: &str, down: Duration) -> Result<(bool, String, String)> {
     let port = c.port();
     let t = c.tool(&format!(
         "kernel-target --listen {}:{port} --len 2097152 --access r --fill 7",
@@ -509,7 +518,7 @@ fn outage(c: &mut Ctx, transport: &str) -> Result<(bool, String, String)> {
     let mut ij = c.on_a("initiator", &i)?;
     ij.wait_for("READ 1:", UP)?;
     c.link("link=down")?;
-    std::thread::sleep(Duration::from_secs(5));
+    std::thread::sleep(down);
     c.link("clean")?;
     let (rc, out) = ij.wait(LOSSY_JOB)?;
     let (_, tout) = tj.wait(JOB)?;
@@ -550,12 +559,12 @@ fn outage_within_retry_budget(c: &mut Ctx) -> Result<()> {
 }
 
 fn outage_beyond_retry_budget(c: &mut Ctx) -> Result<()> {
-    // The default ACK timeout, 2^13 * 4.096 us = 33.6 ms, and 6 retries:
-    // about a quarter of a second.
+    // The default ACK timeout, 2^14 * 4.096 us = 67 ms, and 6 retries:
+    // about half a second.
     let (ok, out, tout) = outage(c, "--retry-count 6")?;
     ensure!(
         !ok,
-        "READs survived a 5 s outage beyond a 0.25 s budget: {out}"
+        "READs survived a 5 s outage beyond a 0.5 s budget: {out}"
     );
     let line = out
         .lines()
@@ -580,6 +589,43 @@ fn outage_beyond_retry_budget(c: &mut Ctx) -> Result<()> {
     // Nothing left behind: both modules unload, and load again.
     reload(c)?;
     println!("  both modules unloaded and loaded again");
+    Ok(())
+}
+
+/// A READ the transport delivers after 12 s: the link is down that long,
+/// and an ACK timeout of 2^20 * 4.096 us (4.3 s) with 6 retries gives a
+/// 30 s budget. With `timeout_ms` 10000, what every one-sided operation
+/// used to wait, the READ fails with ETIMEDOUT at 10 s although the
+/// transport would have delivered it (as the issue saw a 2 MiB READ fail
+/// under loss); with 0, the wait now, it completes.
+fn read_outlasts_a_fixed_timeout(c: &mut Ctx) -> Result<()> {
+    let down = Duration::from_secs(12);
+    let t = "--ack-timeout 20 --retry-count 6";
+    let (ok, out, _) = outage_for(c, &format!("{t} --op-timeout-ms 10000"), down)?;
+    ensure!(!ok, "a READ across a 12 s outage met a 10 s timeout: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("failed after"))
+        .with_context(|| format!("no failed READ reported: {out}"))?;
+    let ms = read_ms(line);
+    ensure!(
+        line.contains("ETIMEDOUT") && (9_900..11_000).contains(&ms),
+        "expected ETIMEDOUT at 10 s: {line}"
+    );
+    println!("  timeout_ms 10000 (the old fixed wait): {line}");
+    let (ok, out, tout) = outage_for(c, t, down)?;
+    ensure!(ok, "the READ across the outage failed: {out}");
+    ensure!(tout.contains("target done"), "target: {tout}");
+    let longest = out
+        .lines()
+        .filter(|l| l.starts_with("READ "))
+        .map(read_ms)
+        .max()
+        .unwrap_or(0);
+    ensure!(longest > 10_000, "no READ outlasted 10 s: {out}");
+    println!(
+        "  timeout_ms 0 (the transport's verdict): every READ verified, the longest {longest} ms"
+    );
     Ok(())
 }
 
