@@ -5,7 +5,7 @@
 //! ends: the sender's pattern by the receiver, and echoes or the target's
 //! own checks back. Each test states what it expects.
 
-use super::{secs, show, Ctx, TestFn, UP};
+use super::{secs, show, Ctx, Job, TestFn, UP};
 use crate::abi;
 use anyhow::{bail, ensure, Context, Result};
 use std::time::{Duration, Instant};
@@ -57,27 +57,50 @@ fn both_guests_see_rxe(c: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// One echo: a listener on B (`listen`, which prints "listening"), a pinger
-/// on A (`ping`, given `--connect B:PORT`); returns both outputs and the
-/// pinger's seconds.
-fn across(c: &mut Ctx, label: &str, listen: &str, ping: &str) -> Result<(String, String, f64)> {
+/// Runs the tool's `listen` on one guest (A if `on_a`), given `--listen
+/// HOST:PORT` and printing "listening", then `connect` on the other, given
+/// `--connect HOST:PORT`; both must succeed. Returns the connecting side's
+/// output, the listening side's, and the connecting side's seconds.
+fn listen_connect(
+    c: &mut Ctx,
+    on_a: bool,
+    label: &str,
+    listen: &str,
+    connect: &str,
+) -> Result<(String, String, f64)> {
     let port = c.port();
-    let l = format!("{listen} --listen {}:{port}", c.peer);
-    let mut b = c.on_b(label, &c.tool(&l))?;
-    b.wait_for("listening", UP)?;
+    let host = if on_a { c.me } else { c.peer };
+    let l = c.tool(&format!("{listen} --listen {host}:{port}"));
+    let k = c.tool(&format!("{connect} --connect {host}:{port}"));
+    let mut lj = if on_a {
+        c.on_a(label, &l)?
+    } else {
+        c.on_b(label, &l)?
+    };
+    lj.wait_for("listening", UP)?;
     let t = Instant::now();
-    let p = format!("{ping} --connect {}:{port}", c.peer);
-    let a = c.on_a(label, &c.tool(&p))?.success(LOSSY_JOB);
+    let kj = if on_a {
+        c.on_b(label, &k)
+    } else {
+        c.on_a(label, &k)
+    };
+    let out = kj.and_then(|mut kj| kj.success(LOSSY_JOB));
     let took = secs(t);
-    let a = match a {
-        Ok(a) => a,
+    let out = match out {
+        Ok(o) => o,
         Err(e) => {
-            b.kill();
+            lj.kill();
             return Err(e);
         }
     };
-    let b = b.success(JOB)?;
-    Ok((a, b, took))
+    let lout = lj.success(JOB)?;
+    Ok((out, lout, took))
+}
+
+/// One echo: a listener on B (`listen`), a pinger on A (`ping`); returns
+/// both outputs and the pinger's seconds.
+fn across(c: &mut Ctx, label: &str, listen: &str, ping: &str) -> Result<(String, String, f64)> {
+    listen_connect(c, false, label, listen, ping)
 }
 
 /// An echo of every size in [`SIZES`] across: both ends must report every
@@ -127,38 +150,17 @@ fn transport_settings_negotiated(c: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// A one-way stream of every size, checked by the sink: SINK listens on
-/// the far side and SENDER connects.
+/// A one-way stream of every size, checked by the sink: the module's sink
+/// listens on B (on A if `reverse`), the other guest's module streams.
 fn stream(c: &mut Ctx, reverse: bool) -> Result<f64> {
-    let port = c.port();
-    let (host, far) = if reverse { (c.me, "A") } else { (c.peer, "B") };
-    let sink = c.tool(&format!(
-        "kernel-echo --sink --count {N_SIZES} --seed 5 --listen {host}:{port}"
-    ));
-    let send = c.tool(&format!(
-        "kernel-ping --one-way --sizes {SIZES} --seed 5 --connect {host}:{port}"
-    ));
-    let mut s = if reverse {
-        c.on_a("sink", &sink)?
-    } else {
-        c.on_b("sink", &sink)?
-    };
-    s.wait_for("listening", UP)?;
-    let t = Instant::now();
-    let mut p = if reverse {
-        c.on_b("stream", &send)?
-    } else {
-        c.on_a("stream", &send)?
-    };
-    let out = match p.success(LOSSY_JOB) {
-        Ok(o) => o,
-        Err(e) => {
-            s.kill();
-            return Err(e);
-        }
-    };
-    let took = secs(t);
-    let got = s.success(JOB)?;
+    let far = if reverse { "A" } else { "B" };
+    let (out, got, took) = listen_connect(
+        c,
+        reverse,
+        "stream",
+        &format!("kernel-echo --sink --count {N_SIZES} --seed 5"),
+        &format!("kernel-ping --one-way --sizes {SIZES} --seed 5"),
+    )?;
     ensure!(
         out.contains(&format!(
             "{N_SIZES} message(s) streamed and verified by the sink"
@@ -211,33 +213,13 @@ fn target(
     access: &str,
     init_args: &str,
 ) -> Result<(String, String)> {
-    let port = c.port();
-    let host = if on_a { c.me } else { c.peer };
-    let t = c.tool(&format!(
-        "kernel-target --listen {host}:{port} --len {len} --access {access}"
-    ));
-    let i = c.tool(&format!(
-        "kernel-initiator --connect {host}:{port} {init_args}"
-    ));
-    let mut tj = if on_a {
-        c.on_a("target", &t)?
-    } else {
-        c.on_b("target", &t)?
-    };
-    tj.wait_for("listening", UP)?;
-    let mut ij = if on_a {
-        c.on_b("initiator", &i)?
-    } else {
-        c.on_a("initiator", &i)?
-    };
-    let out = match ij.success(LOSSY_JOB) {
-        Ok(o) => o,
-        Err(e) => {
-            tj.kill();
-            return Err(e);
-        }
-    };
-    let tout = tj.success(JOB)?;
+    let (out, tout, _) = listen_connect(
+        c,
+        on_a,
+        "target",
+        &format!("kernel-target --len {len} --access {access}"),
+        &format!("kernel-initiator {init_args}"),
+    )?;
     Ok((out, tout))
 }
 
@@ -517,8 +499,10 @@ fn outage(c: &mut Ctx, transport: &str) -> Result<(bool, String, String)> {
     outage_for(c, transport, Duration::from_secs(5))
 }
 
-/// [`outage`] with the link down for `down`.
-fn outage_for(c: &mut Ctx, transport: &str, down: Duration) -> Result<(bool, String, String)> {
+/// A 2 MiB target on B and an initiator on A that READs it `reads` times
+/// with the `transport` options; returns (target, initiator) once two READs
+/// have completed.
+fn reads_from_b(c: &mut Ctx, transport: &str, reads: u32) -> Result<(Job, Job)> {
     let port = c.port();
     let t = c.tool(&format!(
         "kernel-target --listen {}:{port} --len 2097152 --access r --fill 7",
@@ -527,11 +511,20 @@ fn outage_for(c: &mut Ctx, transport: &str, down: Duration) -> Result<(bool, Str
     let mut tj = c.on_b("target", &t)?;
     tj.wait_for("listening", UP)?;
     let i = c.tool(&format!(
-        "{transport} kernel-initiator --connect {}:{port} --scenario reads --adds {OUTAGE_READS} --seed 7",
+        "{transport} kernel-initiator --connect {}:{port} --scenario reads --adds {reads} --seed 7",
         c.peer
     ));
     let mut ij = c.on_a("initiator", &i)?;
-    ij.wait_for("READ 1:", UP)?;
+    if let Err(e) = ij.wait_for("READ 1:", UP) {
+        tj.kill();
+        return Err(e);
+    }
+    Ok((tj, ij))
+}
+
+/// [`outage`] with the link down for `down`.
+fn outage_for(c: &mut Ctx, transport: &str, down: Duration) -> Result<(bool, String, String)> {
+    let (mut tj, mut ij) = reads_from_b(c, transport, OUTAGE_READS)?;
     c.link("link=down")?;
     std::thread::sleep(down);
     c.link("clean")?;
@@ -715,21 +708,10 @@ fn silent_peer_waits_end(c: &mut Ctx) -> Result<()> {
 
 fn peer_powered_off(c: &mut Ctx) -> Result<()> {
     // B serves READs of a 2 MiB window; A reads it in a loop; B powers off.
-    let port = c.port();
-    let t = c.tool(&format!(
-        "kernel-target --listen {}:{port} --len 2097152 --access r --fill 7",
-        c.peer
-    ));
-    let mut tj = c.on_b("target", &t)?;
-    tj.wait_for("listening", UP)?;
     // Six retries: on rxe the default, 7, never gives up (transport.rst).
-    let i = c.tool(&format!(
-        "--retry-count 6 kernel-initiator --connect {}:{port} --scenario reads --adds 100000 --seed 7",
-        c.peer
-    ));
-    let mut ij = c.on_a("initiator", &i)?;
-    ij.wait_for("window addr=", UP)?;
-    std::thread::sleep(Duration::from_secs(2));
+    let (tj, mut ij) = reads_from_b(c, "--retry-count 6", 100_000)?;
+    c.strays.push(tj);
+    std::thread::sleep(Duration::from_secs(1));
     // The agent dumps B's kernel log for the host, then B is off at once.
     let _ = c.on_b(
         "power off",
