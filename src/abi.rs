@@ -274,62 +274,11 @@ pub struct ConnectReq {
     pub info: ConnInfo,
 }
 
-/// Transport settings of an RC connection (`Documentation/transport.rst`).
-///
-/// `set` says which fields carry a value ([`TRANSPORT_ACK_TIMEOUT`], ...);
-/// the others take the module's defaults ([`DEFAULT_ACK_TIMEOUT`], ...).
-/// Which side decides what: the active side's `retry_count` and `rnr_retry`
-/// travel in its request, and rdma_cm gives both QPs its `retry_count`,
-/// each QP the RNR retries the other side asked for; so on the passive side
-/// (`IOCTL_LISTEN`) only `ack_timeout`, `rnr_retry` and `min_rnr_timer`
-/// may be set. `ack_timeout` and `min_rnr_timer` are local to each side.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Transport {
-    /// `TRANSPORT_*` bits: the fields below that the caller set.
-    pub set: u32,
-    /// Local ACK timeout: 4.096 us * 2^`ack_timeout`, 1 to 31 (0, no
-    /// timer, is refused: a lost packet would never be resent). How long
-    /// the transport waits for an acknowledgement before it resends.
-    pub ack_timeout: u8,
-    /// Resends without progress before the transport fails the operation
-    /// (`IB_WC_RETRY_EXC_ERR`), 0 to 7. rxe treats 7 as "forever".
-    pub retry_count: u8,
-    /// Resends after receiver-not-ready NAKs, 0 to 7; 7 is "forever".
-    pub rnr_retry: u8,
-    /// The RNR NAK timer this side asks its peer to wait (IBTA table 45
-    /// code, 0 to 31; 12 is 0.64 ms).
-    pub min_rnr_timer: u8,
-}
-
-/// [`Transport::set`]: `ack_timeout` carries a value.
-pub const TRANSPORT_ACK_TIMEOUT: u32 = 1;
-/// [`Transport::set`]: `retry_count` carries a value (active side only).
-pub const TRANSPORT_RETRY_COUNT: u32 = 2;
-/// [`Transport::set`]: `rnr_retry` carries a value.
-pub const TRANSPORT_RNR_RETRY: u32 = 4;
-/// [`Transport::set`]: `min_rnr_timer` carries a value.
-pub const TRANSPORT_MIN_RNR_TIMER: u32 = 8;
-/// Every [`Transport::set`] bit.
-pub const TRANSPORT_ALL: u32 = 15;
-
-/// Default local ACK timeout: 2^14 * 4.096 us = 67 ms (what rdma_cm gives a
-/// RoCE QP is 17, 537 ms). See `Documentation/transport.rst` for the measured
-/// choice.
-pub const DEFAULT_ACK_TIMEOUT: u8 = 14;
-/// Default transport retries: 7, what rdma_cm's users and the kernel's ULPs
-/// ask for. Under 1 % loss 6 was measured to fail a 2 MiB SEND now and then:
-/// rxe counts a retry per ACK timeout without an ACK, and a resend that
-/// meets another loss waits a timeout again. On rxe, 7 means "forever", so
-/// a dead peer is noticed by a wait's `timeout_ms` or a signal, unless the
-/// caller asks for fewer (`Documentation/transport.rst`).
-pub const DEFAULT_RETRY_COUNT: u8 = 7;
-/// Default RNR retries: 7, forever. The module's receivers repost at once
-/// and its credits keep a peer from sending into an empty queue, so an RNR
-/// NAK means a slow receiver, not a dead one.
-pub const DEFAULT_RNR_RETRY: u8 = 7;
-/// Default minimum RNR timer: code 12, 0.64 ms.
-pub const DEFAULT_MIN_RNR_TIMER: u8 = 12;
+/// A connection's transport settings: [`Transport`], its bits and the
+/// module's defaults.
+#[path = "transport.rs"]
+mod transport;
+pub use transport::*;
 
 /// Connection flag: raw messages. Each `IOCTL_SEND` is one SEND of exactly
 /// the caller's bytes (at most [`RECV_BUF_SIZE`]) and each `IOCTL_RECV` one
