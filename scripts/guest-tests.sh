@@ -805,18 +805,19 @@ test_module_client_against_rping() {
 
 # bench_pair PORT ARGS...: the listening side and the measuring side of
 # `rdma-krust bench`; prints the measuring side's JSON line.
-# Both ends ask for rdma_cm's own ACK timeout, 17 (537 ms), not the
-# module's 67 ms: on the debug kernel (KASAN under TCG, ~10 ms an
-# operation) a loaded round trip outlasts 67 ms, the bandwidth runs turned
-# into resends and the peer's wait ran out (Documentation/transport.rst).
-# A benchmark measures the loops, not recovery.
+# Both ends ask for rdma_cm's own ACK timeout, 17 (537 ms), and RNR timer,
+# code 0 (655 ms), not the module's 67 ms and 0.64 ms: on the debug kernel
+# (KASAN under TCG, one vCPU, ~10 ms an operation) the raw SEND bandwidth
+# run outpaces the sink's reposts, and a sender that retries every 0.64 ms
+# starves the sink until its wait runs out (Documentation/transport.rst). A
+# benchmark measures the loops, not recovery.
 bench_pair() {
 	local port=$1
 	shift
-	"$TOOL" --ack-timeout 17 bench --listen "$IP:$port" "$@" >/tmp/bench.$port 2>&1 &
+	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --listen "$IP:$port" "$@" >/tmp/bench.$port 2>&1 &
 	local peer=$!
 	wait_for 10 grep -q '^listening' /tmp/bench.$port || fail "bench peer: $(cat /tmp/bench.$port)"
-	"$TOOL" --ack-timeout 17 bench --connect "$IP:$port" --json "$@" || fail "bench $*"
+	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --connect "$IP:$port" --json "$@" || fail "bench $*"
 	wait $peer || fail "bench peer: $(cat /tmp/bench.$port)"
 }
 
