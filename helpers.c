@@ -21,6 +21,11 @@ u32 rkrust_rdma_end_port(const struct ib_device *dev)
 	return rdma_end_port(dev);
 }
 
+bool rkrust_rdma_protocol_iwarp(const struct ib_device *dev, u32 port)
+{
+	return rdma_protocol_iwarp(dev, port);
+}
+
 bool rkrust_ib_device_try_get(struct ib_device *dev)
 {
 	return ib_device_try_get(dev);

@@ -15,6 +15,7 @@
 
 u32 rkrust_rdma_start_port(const struct ib_device *dev);
 u32 rkrust_rdma_end_port(const struct ib_device *dev);
+bool rkrust_rdma_protocol_iwarp(const struct ib_device *dev, u32 port);
 bool rkrust_ib_device_try_get(struct ib_device *dev);
 
 struct ib_pd *rkrust_ib_alloc_pd(struct ib_device *dev, unsigned int flags);

@@ -52,7 +52,7 @@ _Static_assert(sizeof(void *) == 4, "build this with -m32");
 
 #define RK_VERSION _IOR(RK_MAGIC, 0x00, struct rk_version)
 /* src/abi.rs's ABI_VERSION; userspace-peer/tests/abi.rs checks they agree. */
-#define RK_ABI_VERSION 4
+#define RK_ABI_VERSION 5
 #define RK_LIST_DEVICES _IOWR(RK_MAGIC, 0x01, struct rk_device_list)
 
 static int failed;

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs inside the guest (scripts/guest-init.sh, KRUST_MODE=bench): perftest
-# and rdma-krust's in-kernel loops on the same rxe device, same sizes and
-# iterations, one after the other. Results go to $KRUST_OUT/bench.jsonl, one
+# and rdma-krust's in-kernel loops on the same device (rxe0, or siw0 with
+# KRUST_PROVIDER=siw), same sizes and iterations, one after the other. Results go to $KRUST_OUT/bench.jsonl, one
 # JSON object per line: {"tool": "perftest"|"rdma-krust", "op", "mode",
 # "bytes", "iterations", then the figures}; rdma-krust's latency samples to
 # $KRUST_OUT/samples-<op>.txt (microseconds, one per line).
@@ -20,7 +20,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
 OUT=${KRUST_OUT:-/tmp}
 IP=${KRUST_IP:-192.0.2.1}
-DEV=rxe0
+PROV=${KRUST_PROVIDER:-rxe}
+DEV=${PROV}0
+# iWARP connects through rdma_cm only: perftest's -R (its own TCP exchange
+# cannot bring an iWARP QP up).
+CM=()
+[ "$PROV" = siw ] && CM=(-R)
 LAT_ITERS=${KRUST_BENCH_LAT_ITERS:-1000}
 BW_ITERS=${KRUST_BENCH_BW_ITERS:-1000}
 SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
@@ -31,18 +36,18 @@ J=$OUT/bench.jsonl
 
 next_port() { port=$((port + 1)); }
 
-# perftest NAME ARGS...: server and client of a perftest binary over rxe0;
+# perftest NAME ARGS...: server and client of a perftest binary over $DEV;
 # prints the client's output.
 perftest() {
 	local name=$1
 	shift
 	next_port
-	"$name" -d $DEV -F -p $port "$@" >/tmp/pt-server.log 2>&1 &
+	"$name" -d $DEV -F -p $port "${CM[@]}" "$@" >/tmp/pt-server.log 2>&1 &
 	local srv=$!
 	sleep 0.5
 	local out try
 	for try in 1 2 3 4 5 6 7 8 9 10; do
-		out=$("$name" -d $DEV -F -p $port "$@" "$IP" 2>&1) && break
+		out=$("$name" -d $DEV -F -p $port "${CM[@]}" "$@" "$IP" 2>&1) && break
 		sleep 0.5
 	done
 	wait $srv
@@ -95,7 +100,11 @@ echo "guest-bench: latency, $LAT_ITERS iterations"
 pt_lat send ib_send_lat 2;    ours send lat 2 "$LAT_ITERS"
 pt_lat write ib_write_lat 2;  ours write pingpong 2 "$LAT_ITERS"
 pt_lat read ib_read_lat 2;    ours read lat 2 "$LAT_ITERS"
-pt_lat atomic ib_atomic_lat 8; ours fadd lat 8 "$LAT_ITERS"
+if [ "$PROV" = siw ]; then
+	echo "guest-bench: no atomic rows: siw has no atomics (atomic_cap 0)"
+else
+	pt_lat atomic ib_atomic_lat 8; ours fadd lat 8 "$LAT_ITERS"
+fi
 
 echo "guest-bench: bandwidth at 64 KiB, $BW_ITERS iterations, depth $DEPTH"
 pt_bw send ib_send_bw 65536 "$BW_ITERS";   ours send bw 65536 "$BW_ITERS"

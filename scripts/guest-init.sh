@@ -55,7 +55,8 @@ if [ "${KRUST_MODE:-test}" = pair ]; then
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 krust_ctl /tmp/ctl
 	bash "$KRUST_ROOT/scripts/guest-pair.sh"
 elif [ "${KRUST_MODE:-test}" = bench ]; then
-	rdma link add rxe0 type rxe netdev "$nic"
+	p=${KRUST_PROVIDER:-rxe}
+	rdma link add "${p}0" type "$p" netdev "$nic"
 	sleep 1
 	bash "$KRUST_ROOT/scripts/guest-bench.sh"
 else

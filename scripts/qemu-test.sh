@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot the cached rdma-krust kernel in QEMU with the host's root filesystem
-# (read-only, over virtio-9p), bring up soft-RoCE on the guest's NIC, load
-# rdma_krust.ko and run the guest test suite (scripts/guest-tests.sh).
+# (read-only, over virtio-9p), bring up a software RDMA provider on the
+# guest's NIC (soft-RoCE, rxe, or soft-iWARP, siw), load rdma_krust.ko and
+# run the guest test suite (scripts/guest-tests.sh).
 #
 #   scripts/qemu-test.sh                 all guest tests
 #   scripts/qemu-test.sh NAME [NAME...]  only these tests (see --list)
@@ -24,7 +25,8 @@
 # also when setup, a build or the boot fails.
 # The guest console and dmesg are kept in a log directory, printed on failure.
 #
-# Environment: KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
+# Environment: KRUST_PROVIDER (rxe, siw, or both: one boot each, counts
+# summed; default rxe), KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
 # KRUST_MEM, KRUST_FLAVOR (main or debug), KRUST_FUZZ_SECONDS (ioctl_fuzz, 20),
 # KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
 # KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie).
@@ -65,6 +67,35 @@ fi
 
 # --- install and build what is missing ----------------------------------------
 # A failure here still ends with the verdict line, so it is counted.
+PROVIDER=${KRUST_PROVIDER:-rxe}
+case "$PROVIDER" in
+rxe | siw) ;;
+both)
+	# One boot per provider; the counts add up. The pair suite runs on rxe
+	# only (Documentation/providers.rst says why).
+	[ "$mode" = test ] || { echo "qemu-test: KRUST_PROVIDER=both is for the test suite" >&2; exit 2; }
+	tp=0 tf=0 ts=0
+	for p in rxe siw; do
+		out=$(mktemp)
+		KRUST_PROVIDER=$p KRUST_LOGDIR= bash "$0" "${tests[@]}" | tee "$out" || true
+		read -r p_ f_ < <(sed -n 's/^guest: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
+		s_=$(sed -n 's/^guest: \([0-9]*\) skipped on .*/\1/p' "$out" | tail -1)
+		echo "qemu-test: $p: ${p_:-0} passed, ${f_:-1} failed, ${s_:-0} skipped"
+		tp=$((tp + ${p_:-0})) tf=$((tf + ${f_:-1})) ts=$((ts + ${s_:-0}))
+		rm -f "$out"
+	done
+	echo "guest: $ts skipped on siw or rxe (reasons in the SKIP lines)"
+	echo "guest: $tp passed, $tf failed"
+	[ "$tf" = 0 ]
+	exit
+	;;
+*)
+	echo "qemu-test: KRUST_PROVIDER must be rxe, siw or both, not '$PROVIDER'" >&2
+	exit 2
+	;;
+esac
+export KRUST_PROVIDER=$PROVIDER
+
 trap 'echo "qemu-test: setup or build failed: $BASH_COMMAND" >&2; echo "0 passed, 1 failed"' ERR
 bash "$ROOT/scripts/setup.sh"
 KDIR=$(KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh" --print-kdir)
@@ -103,11 +134,11 @@ append=$GUEST_APPEND
 # that guest runs on one CPU. The main kernel keeps ACPI and both vCPUs.
 [ "${KRUST_FLAVOR:-main}" = debug ] && append+=" pci=noacpi"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES; do
+for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 
-echo "qemu-test: booting $(basename "$KDIR") under ${accel^^}; log: $LOGDIR"
+echo "qemu-test: booting $(basename "$KDIR") under ${accel^^} with $PROVIDER; log: $LOGDIR"
 start=$(date +%s)
 set +e
 timeout --foreground -k 10 "${KRUST_TIMEOUT:-1200}" \
@@ -134,11 +165,12 @@ if [ ! -f "$summary" ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-read -r passed failed <"$summary"
+read -r passed failed skipped <"$summary"
 if [ "$failed" != 0 ]; then
 	echo "qemu-test: failures:" >&2
 	grep '^FAIL' "$LOGDIR/out/results" >&2 || true
 	echo "qemu-test: console: $CONSOLE, guest dmesg: $LOGDIR/out/dmesg.txt" >&2
 fi
+[ "${skipped:-0}" = 0 ] || echo "guest: $skipped skipped on $PROVIDER (reasons in the SKIP lines)"
 echo "guest: $passed passed, $failed failed"
 [ "$failed" = 0 ]

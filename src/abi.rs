@@ -22,7 +22,7 @@
 /// `ListenReq` and `ConnInfo`, and a `timeout_ms` of 0 on one-sided
 /// operations waits for the transport). `IOCTL_VERSION` reports it, and
 /// `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -221,6 +221,12 @@ pub struct ConnInfo {
     pub credits: u32,
     /// Receives this side keeps posted ([`RECV_DEPTH`]).
     pub recv_depth: u32,
+    /// 1 if the device speaks iWARP (its READs land in registered sinks,
+    /// see `Documentation/providers.rst`), else 0.
+    pub iwarp: u32,
+    /// READ sinks this connection registered so far (iWARP: one per 256 KiB
+    /// READ request; always 0 elsewhere).
+    pub read_sinks: u32,
     /// Once connected: the transport settings the QP runs with, read back
     /// from it (`ib_query_qp()`); `set` has every bit.
     pub transport: Transport,
@@ -243,6 +249,8 @@ impl Default for ConnInfo {
             dev_max_qp_init_rd_atom: 0,
             credits: 0,
             recv_depth: 0,
+            iwarp: 0,
+            read_sinks: 0,
             transport: Transport::default(),
             device: [0; DEVICE_NAME_LEN],
         }
@@ -661,10 +669,10 @@ pub const ALL_CMDS: &[u32] = &[
 const _: () = assert!(core::mem::size_of::<Version>() == 136);
 const _: () = assert!(core::mem::size_of::<Addr>() == 24);
 const _: () = assert!(core::mem::size_of::<Transport>() == 8);
-const _: () = assert!(core::mem::size_of::<ConnInfo>() == 120);
-const _: () = assert!(core::mem::size_of::<ConnectReq>() == 168);
+const _: () = assert!(core::mem::size_of::<ConnInfo>() == 128);
+const _: () = assert!(core::mem::size_of::<ConnectReq>() == 176);
 const _: () = assert!(core::mem::size_of::<ListenReq>() == 48);
-const _: () = assert!(core::mem::size_of::<AcceptReq>() == 128);
+const _: () = assert!(core::mem::size_of::<AcceptReq>() == 136);
 const _: () = assert!(core::mem::size_of::<Xfer>() == 24);
 const _: () = assert!(core::mem::size_of::<Expose>() == 32);
 const _: () = assert!(core::mem::size_of::<Revoke>() == 8);

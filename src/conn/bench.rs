@@ -8,12 +8,12 @@
 //! runs, so a latency sample is post → completion handled, without the
 //! wake-up of the ioctl thread that follows.
 
-use super::{deadline, errno, timeout_of, Conn, Work, TURN_OP, TURN_RECV, TURN_SEND};
+use super::{deadline, errno, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV, TURN_SEND};
 use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
     misc,
-    verbs::{SendOp, Window},
+    verbs::{Access, SendOp, Window},
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
 
@@ -120,24 +120,69 @@ impl Conn {
         st.op.gen
     }
 
-    /// Posts step `idx` of generation `gen` with `buf`.
+    /// Posts step `idx` of generation `gen`: with `buf`, or, for a READ on
+    /// iWARP, into the registered sink `sink` (see [`Self::bench_sinks`]).
     fn bench_post(
         self: &Arc<Self>,
         gen: u64,
         idx: usize,
-        buf: DeviceBuf,
+        buf: Option<DeviceBuf>,
+        sink: Option<&Arc<Window>>,
         len: usize,
         op: SendOp,
     ) -> Result {
+        if let Some(t) = self.st.lock().op.stamps.get_mut(idx) {
+            *t = 0;
+        }
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
+        if let (Some(sink), SendOp::Read { remote_addr, rkey }) = (sink, op) {
+            let w = Work::Op {
+                gen,
+                idx,
+                buf: None,
+                len: 0,
+            };
+            return qp
+                .post_read_into(self, w, sink, len, remote_addr, rkey, false)
+                .map_err(|(e, _)| e);
+        }
         let w = Work::Op {
             gen,
             idx,
-            buf: Some(buf),
+            buf: Some(buf.ok_or(EIO)?),
             len,
         };
         qp.post_send(self, w, op).map_err(|(e, _)| e)
+    }
+
+    /// READ sinks for a benchmark on iWARP, one per operation in flight,
+    /// registered once with remote write access and reused (as perftest
+    /// registers its buffer once); none elsewhere. They are deregistered
+    /// when dropped, after the benchmark.
+    fn bench_sinks(self: &Arc<Self>, b: &abi::Bench, n: usize) -> Result<KVec<Arc<Window>>> {
+        let mut sinks = KVec::new();
+        if b.op != abi::BENCH_READ {
+            return Ok(sinks);
+        }
+        let pd = {
+            let ep = self.ep.lock();
+            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
+            if !qp.pd().device().is_iwarp() {
+                return Ok(sinks);
+            }
+            qp.pd().clone()
+        };
+        let mut steps = KVec::new();
+        for _ in 0..n {
+            let sink = Arc::new(Window::new(&pd, b.size as usize, 0)?, GFP_KERNEL)?;
+            steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
+            sinks.push(sink, GFP_KERNEL)?;
+        }
+        self.run_op(b.timeout_ms, steps)?;
+        let mut st = self.st.lock();
+        st.info.read_sinks = st.info.read_sinks.saturating_add(n as u32);
+        Ok(sinks)
     }
 
     /// Waits until at most `pending` steps are outstanding.
@@ -150,11 +195,15 @@ impl Conn {
         })
     }
 
-    /// Takes back the buffer of step `idx` and its completion time.
-    fn bench_take(&self, idx: usize) -> Result<(DeviceBuf, i64)> {
+    /// Takes back the buffer of step `idx` (none for a READ into a sink)
+    /// and its completion time; `EAGAIN` if it has not completed.
+    fn bench_take(&self, idx: usize) -> Result<(Option<DeviceBuf>, i64)> {
         let mut st = self.st.lock();
-        let stamp = st.op.stamps.get(idx).copied().unwrap_or(0);
-        let buf = st.op.bufs.get_mut(idx).and_then(Option::take).ok_or(EIO)?;
+        let stamp = match st.op.stamps.get_mut(idx) {
+            Some(t) if *t != 0 => core::mem::replace(t, 0),
+            _ => return Err(EAGAIN),
+        };
+        let buf = st.op.bufs.get_mut(idx).and_then(Option::take);
         Ok((buf, stamp))
     }
 
@@ -176,12 +225,13 @@ impl Conn {
         samples: &mut KVec<u64>,
     ) -> Result<i64> {
         let op = Self::bench_op(b);
-        let mut buf = self.bench_buf(b)?;
+        let sinks = self.bench_sinks(b, 1)?;
+        let mut buf = Some(self.bench_buf(b)?);
         let mut end = 0;
         for _ in 0..b.iters {
             let gen = self.bench_gen(1);
             let t0 = Ktime::ktime_get().to_ns();
-            self.bench_post(gen, 0, buf, b.size as usize, op)?;
+            self.bench_post(gen, 0, buf.take(), sinks.first(), b.size as usize, op)?;
             self.bench_wait(timeout, 0)?;
             let (back, t1) = self.bench_take(0)?;
             buf = back;
@@ -199,12 +249,13 @@ impl Conn {
     fn pipelined(self: &Arc<Self>, b: &abi::Bench, timeout: u32, start: i64) -> Result<(i64, u64)> {
         let op = Self::bench_op(b);
         let depth = b.depth.min(b.iters) as usize;
+        let sinks = self.bench_sinks(b, depth)?;
         let gen = self.bench_gen(0);
         let mut posted = 0u32;
         for idx in 0..depth {
             let buf = self.bench_buf(b)?;
             self.st.lock().op.pending += 1;
-            self.bench_post(gen, idx, buf, b.size as usize, op)?;
+            self.bench_post(gen, idx, Some(buf), sinks.get(idx), b.size as usize, op)?;
             posted += 1;
         }
         // Completion times in order, for the peak: a ring of `depth`.
@@ -231,7 +282,7 @@ impl Conn {
                 }
                 if posted < b.iters {
                     self.st.lock().op.pending += 1;
-                    self.bench_post(gen, idx, buf, b.size as usize, op)?;
+                    self.bench_post(gen, idx, buf, sinks.get(idx), b.size as usize, op)?;
                     posted += 1;
                 }
             }
@@ -261,12 +312,12 @@ impl Conn {
         timeout: u32,
         samples: &mut KVec<u64>,
     ) -> Result<i64> {
-        let mut buf = self.bench_buf(b)?;
+        let mut buf = Some(self.bench_buf(b)?);
         let mut end = 0;
         for _ in 0..b.iters {
             let gen = self.bench_gen(1);
             let t0 = Ktime::ktime_get().to_ns();
-            self.bench_post(gen, 0, buf, b.size as usize, SendOp::Send)?;
+            self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
             let t1 = self.bench_recv_one(timeout)?;
             self.bench_wait(timeout, 0)?;
             buf = self.bench_take(0)?.0;
@@ -281,13 +332,13 @@ impl Conn {
     /// The other end of the SEND loops: receive each message, and send it
     /// back (`echo`, for latency) or not (for bandwidth).
     fn send_respond(self: &Arc<Self>, b: &abi::Bench, timeout: u32, echo: bool) -> Result<i64> {
-        let mut buf = self.bench_buf(b)?;
+        let mut buf = Some(self.bench_buf(b)?);
         let mut end = 0;
         for _ in 0..b.iters {
             end = self.bench_recv_one(timeout)?;
             if echo {
                 let gen = self.bench_gen(1);
-                self.bench_post(gen, 0, buf, b.size as usize, SendOp::Send)?;
+                self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
                 self.bench_wait(timeout, 0)?;
                 buf = self.bench_take(0)?.0;
             }
@@ -323,7 +374,7 @@ impl Conn {
                 *last = tag;
             }
             let gen = self.bench_gen(1);
-            self.bench_post(gen, 0, cpu.into_device(), size, op)?;
+            self.bench_post(gen, 0, Some(cpu.into_device()), None, size, op)?;
             if first {
                 end = self.poll_window(&win, size - 1, tag, timeout)?;
                 if samples.capacity() > samples.len() {
@@ -331,7 +382,7 @@ impl Conn {
                 }
             }
             self.bench_wait(timeout, 0)?;
-            src = Some(self.bench_take(0)?.0);
+            src = self.bench_take(0)?.0;
         }
         Ok(end)
     }

@@ -124,6 +124,7 @@ impl Conn {
             st.info.dev_max_qp_rd_atom = attrs.max_qp_rd_atom;
             st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
             st.info.device = name;
+            st.info.iwarp = u32::from(dev.is_iwarp());
             st.polled
         };
         let qp = id.create_qp(QpCaps {
@@ -232,14 +233,27 @@ impl Conn {
     pub(super) fn record_qp(&self, qp: &Qp) -> Result {
         let a = qp.attrs()?;
         let mut st = self.st.lock();
-        st.info.initiator_depth = a.max_rd_atomic;
-        st.info.responder_resources = a.max_dest_rd_atomic;
-        st.info.transport = abi::Transport {
-            set: abi::TRANSPORT_ALL,
-            ack_timeout: a.ack_timeout,
-            retry_count: a.retry_count,
-            rnr_retry: a.rnr_retry,
-            min_rnr_timer: a.min_rnr_timer,
+        let (init, resp) = reported_depths(
+            (a.max_rd_atomic, a.max_dest_rd_atomic),
+            (
+                st.info.asked_initiator_depth,
+                st.info.asked_responder_resources,
+            ),
+        );
+        st.info.initiator_depth = init;
+        st.info.responder_resources = resp;
+        st.info.transport = if st.info.iwarp != 0 {
+            // iWARP runs over TCP, whose own timers retransmit: the IB
+            // transport settings do not apply, and none is reported.
+            abi::Transport::default()
+        } else {
+            abi::Transport {
+                set: abi::TRANSPORT_ALL,
+                ack_timeout: a.ack_timeout,
+                retry_count: a.retry_count,
+                rnr_retry: a.rnr_retry,
+                min_rnr_timer: a.min_rnr_timer,
+            }
         };
         Ok(())
     }
@@ -409,4 +423,28 @@ fn transport_of(t: &abi::Transport, passive: bool) -> Result<abi::Transport> {
         return Err(EINVAL);
     }
     Ok(r)
+}
+
+/// The depths a QP runs with, from what it reports, (ORD, IRD) =
+/// (`max_rd_atomic`, `max_dest_rd_atomic`), and what this side asked for.
+///
+/// Negotiation never raises a side's ORD above what it asked; its IRD only
+/// siw's relaxed negotiation raises (to the peer's ORD, `siw_accept()`).
+/// siw 6.12 also reports the two swapped (`siw_query_qp()` fills
+/// `max_rd_atomic` from its IRD queue and `max_dest_rd_atomic` from its ORD
+/// queue, while enforcing them the right way). So a report that does not
+/// fit what was asked but fits it swapped, or whose ORD exceeds what was
+/// asked while its IRD would not, is read swapped. A report that fits both
+/// ways is taken as it is: symmetric depths need nothing, and siw's
+/// remaining cases cannot be told apart (`Documentation/providers.rst`).
+pub(super) fn reported_depths(qp: (u32, u32), asked: (u32, u32)) -> (u32, u32) {
+    let ((ord, ird), (asked_ord, asked_ird)) = (qp, asked);
+    let fits = ord <= asked_ord && ird <= asked_ird;
+    let fits_swapped = ird <= asked_ord && ord <= asked_ird;
+    let raised_ird_swapped = ord > asked_ord && ird <= asked_ord;
+    if !fits && (fits_swapped || raised_ird_swapped) {
+        (ird, ord)
+    } else {
+        (ord, ird)
+    }
 }

@@ -19,6 +19,9 @@ pub(super) enum Step {
     Reg(Arc<Window>, Access),
     /// Invalidate a window's key.
     Inv(Arc<Window>),
+    /// RDMA READ of `len` bytes from (address, key) into a registered
+    /// window, invalidating its key as it completes: iWARP's READ sink.
+    ReadInto(Arc<Window>, u64, u32, usize),
 }
 
 /// The state of the connection's current one-sided operation.
@@ -62,7 +65,7 @@ impl Conn {
         steps: KVec<Step>,
     ) -> Result<KVec<Option<DeviceBuf>>> {
         let n = steps.len();
-        if n == 0 || n > OP_MAX_CHUNKS {
+        if n == 0 || n > OP_SLOTS {
             return Err(EINVAL);
         }
         let gen = {
@@ -108,6 +111,15 @@ impl Conn {
                             len: 0,
                         };
                         qp.post_local_inv(self, w, &mem)
+                    }
+                    Step::ReadInto(mem, remote_addr, rkey, len) => {
+                        let w = Work::Op {
+                            gen,
+                            idx,
+                            buf: None,
+                            len: 0,
+                        };
+                        qp.post_read_into(self, w, &mem, len, remote_addr, rkey, true)
                     }
                 };
                 if let Err((e, _)) = r {
@@ -162,6 +174,13 @@ impl Conn {
         let _turn = self.take_turns(TURN_OP, deadline(op_timeout(r.timeout_ms)))?;
         self.require_initiator(!write)?;
         let dev = self.op_device()?;
+        if !write && dev.attrs().max_sge_rd == 0 {
+            // Each READ lands in one contiguous buffer: one entry.
+            return Err(errno::EOPNOTSUPP());
+        }
+        if !write && dev.is_iwarp() {
+            return self.read_iwarp(r);
+        }
         let len = r.len as usize;
         let mut reader = UserSlice::new(r.buf as usize, len).reader();
         let mut steps = KVec::new();
@@ -199,6 +218,49 @@ impl Conn {
         Ok(())
     }
 
+    /// `IOCTL_RDMA_READ` on iWARP: each chunk lands in a window of its own,
+    /// registered with remote write access (the peer's device writes the
+    /// READ's response through its key), and the READ invalidates that key
+    /// as it completes, so the memory is the CPU's again before it is
+    /// copied out. `TURN_OP` held, connected.
+    fn read_iwarp(self: &Arc<Self>, r: &abi::Rdma) -> Result {
+        let pd = {
+            let ep = self.ep.lock();
+            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
+            qp.pd().clone()
+        };
+        let len = r.len as usize;
+        let mut sinks = KVec::new();
+        let mut steps = KVec::new();
+        let mut off = 0;
+        while off < len {
+            let chunk = (len - off).min(OP_CHUNK);
+            let sink = Arc::new(Window::new(&pd, chunk, 0)?, GFP_KERNEL)?;
+            let remote_addr = r.remote_addr.wrapping_add(off as u64);
+            steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
+            steps.push(
+                Step::ReadInto(sink.clone(), remote_addr, r.rkey, chunk),
+                GFP_KERNEL,
+            )?;
+            sinks.push(sink, GFP_KERNEL)?;
+            off += chunk;
+        }
+        self.run_op(r.timeout_ms, steps)?;
+        {
+            let mut st = self.st.lock();
+            st.info.read_sinks = st.info.read_sinks.saturating_add(sinks.len() as u32);
+        }
+        let mut bounce = KVec::with_capacity(len.min(OP_CHUNK), GFP_KERNEL)?;
+        bounce.extend_with(len.min(OP_CHUNK), 0u8, GFP_KERNEL)?;
+        let mut writer = UserSlice::new(r.buf as usize, len).writer();
+        for sink in sinks.iter() {
+            let part = bounce.get_mut(..sink.len()).ok_or(EINVAL)?;
+            sink.read(0, part)?;
+            writer.write_slice(part)?;
+        }
+        Ok(())
+    }
+
     /// `IOCTL_ATOMIC`: returns the remote value before the operation.
     pub(crate) fn atomic(self: &Arc<Self>, a: &abi::AtomicOp) -> Result<u64> {
         if a.reserved != 0 || a.remote_addr % 8 != 0 {
@@ -220,7 +282,11 @@ impl Conn {
         };
         let _turn = self.take_turns(TURN_OP, deadline(op_timeout(a.timeout_ms)))?;
         self.require_initiator(true)?;
-        let buf = DeviceBuf::alloc(&self.op_device()?, 8, Direction::FromDevice)?;
+        let dev = self.op_device()?;
+        if !dev.attrs().has_atomics() {
+            return Err(errno::EOPNOTSUPP());
+        }
+        let buf = DeviceBuf::alloc(&dev, 8, Direction::FromDevice)?;
         let mut steps = KVec::new();
         steps.push(Step::Send(op, Some(buf), 8), GFP_KERNEL)?;
         let mut bufs = self.run_op(a.timeout_ms, steps)?;

@@ -50,6 +50,9 @@ impl Conn {
             let qp = ep.qp().ok_or_else(|| self.no_qp())?;
             qp.pd().clone()
         };
+        if e.access & abi::ACCESS_ATOMIC != 0 && !pd.device().attrs().has_atomics() {
+            return Err(errno::EOPNOTSUPP());
+        }
         // The turn keeps other exposes and revokes out until this one is in
         // its slot.
         let id = self

@@ -114,6 +114,16 @@ pub(crate) struct DeviceAttrs {
     pub(crate) max_qp_init_rd_atom: u32,
     /// `enum ib_atomic_cap`.
     pub(crate) atomic_cap: u32,
+    /// Scatter/gather entries one RDMA READ may land in.
+    pub(crate) max_sge_rd: u32,
+}
+
+impl DeviceAttrs {
+    /// Whether the device runs atomics at all (`atomic_cap` is not
+    /// `IB_ATOMIC_NONE`). siw, for one, does not.
+    pub(crate) fn has_atomics(&self) -> bool {
+        self.atomic_cap != bindings::ib_atomic_cap_IB_ATOMIC_NONE
+    }
 }
 
 /// State of one port, from `ib_query_port()`.
@@ -189,6 +199,7 @@ impl Device {
             max_qp_rd_atom: a.max_qp_rd_atom.max(0) as u32,
             max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
             atomic_cap: a.atomic_cap,
+            max_sge_rd: a.max_sge_rd.max(0) as u32,
         }
     }
 
@@ -202,6 +213,18 @@ impl Device {
             )
         };
         start..=end
+    }
+
+    /// Whether the device speaks iWARP (on its first port; every port of a
+    /// device speaks the same transport). An iWARP READ lands through the
+    /// sink's remote key, so its sink must be a region registered with
+    /// remote write access (ib_core's `rdma_rw_io_needs_mr()`), and iWARP
+    /// can invalidate that key with the READ itself (`rdma_cap_read_inv()`).
+    pub(crate) fn is_iwarp(&self) -> bool {
+        let port = *self.ports().start();
+        // SAFETY: the device is valid (type invariant) and `port` is one of
+        // its ports.
+        unsafe { bindings::rkrust_rdma_protocol_iwarp(self.as_raw(), port) }
     }
 
     /// Queries one port.

@@ -514,6 +514,56 @@ impl Qp {
         unsafe { self.post_send_wr(&wr.wr, work) }
     }
 
+    /// Posts an RDMA READ of `len` bytes from `remote_addr` under `rkey`
+    /// into the first `len` bytes of `window`, whose region must be
+    /// registered with remote write access: the sink an iWARP READ needs
+    /// ([`super::ib::Device::is_iwarp`]). With `invalidate` the READ also
+    /// invalidates the sink's key when it completes
+    /// (`IB_WR_RDMA_READ_WITH_INV`, iWARP only), so the peer can no longer
+    /// write there. On failure `ctx` is given back.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn post_read_into<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        window: &Arc<Window>,
+        len: usize,
+        remote_addr: u64,
+        rkey: u32,
+        invalidate: bool,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        if len == 0 || len > window.len() {
+            return Err((EINVAL, ctx));
+        }
+        let work = self.box_work(handler, ctx, true)?;
+        // SAFETY: `work` is a valid leaked box; it keeps the window, memory
+        // and region, alive until the READ completes.
+        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
+        let mut sge = bindings::ib_sge {
+            addr: window.iova(),
+            length: len as u32,
+            lkey: window.lkey(),
+        };
+        // SAFETY: zero is a valid `ib_rdma_wr`.
+        let mut wr: bindings::ib_rdma_wr = unsafe { core::mem::zeroed() };
+        // SAFETY: `work` is a valid leaked box.
+        wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        wr.wr.sg_list = &mut sge;
+        wr.wr.num_sge = 1;
+        if invalidate {
+            wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_RDMA_READ_WITH_INV;
+            wr.wr.ex.invalidate_rkey = window.lkey();
+        } else {
+            wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_RDMA_READ;
+        }
+        wr.remote_addr = remote_addr;
+        wr.rkey = rkey;
+        // SAFETY: a READ naming `work`'s cqe and, through the window's key,
+        // memory that `work` keeps alive; `sge` outlives the call.
+        unsafe { self.post_send_wr(&wr.wr, work) }
+    }
+
     /// Posts a local invalidation of `window`'s current key: after it
     /// completes, no peer can use the key. On failure `ctx` is given back.
     pub(crate) fn post_local_inv<H: CompletionHandler>(

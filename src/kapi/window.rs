@@ -120,6 +120,12 @@ impl Mr {
         unsafe { (*self.ptr.as_ptr()).rkey }
     }
 
+    /// The local key (a fast-registration region's keys move together).
+    fn lkey(&self) -> u32 {
+        // SAFETY: the MR is valid (type invariant).
+        unsafe { (*self.ptr.as_ptr()).lkey }
+    }
+
     /// The address peers use for byte 0 of the mapping.
     fn iova(&self) -> u64 {
         // SAFETY: the MR is valid (type invariant).
@@ -176,6 +182,11 @@ impl Window {
     /// The remote key.
     pub(crate) fn rkey(&self) -> u32 {
         self.mr.rkey()
+    }
+
+    /// The local key, for a request whose data lands in the window.
+    pub(crate) fn lkey(&self) -> u32 {
+        self.mr.lkey()
     }
 
     /// The region, for a registration or invalidation request only.

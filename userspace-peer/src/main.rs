@@ -46,8 +46,9 @@ pub struct Cli {
     #[command(flatten)]
     pub transport: TransportArgs,
 
-    /// Milliseconds a module connection's scenario waits for each message
-    /// or for credits (the echo, ping, stream, target and initiator).
+    /// Milliseconds a scenario waits for each message or for credits (the
+    /// echo, ping, stream, target and initiator), on a module connection
+    /// and on the userspace peer's own.
     #[arg(long, global = true, default_value_t = 20_000)]
     pub msg_timeout_ms: u32,
 
@@ -548,7 +549,7 @@ fn conn_line(i: &abi::ConnInfo) -> String {
         ..Default::default()
     };
     format!(
-        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
+        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
         table::name(&dev),
         i.state,
         i.responder_resources,
@@ -560,6 +561,8 @@ fn conn_line(i: &abi::ConnInfo) -> String {
         i.dev_max_qp_rd_atom,
         i.dev_max_qp_init_rd_atom,
         i.credits,
+        i.iwarp,
+        i.read_sinks,
         i.transport.ack_timeout,
         i.transport.retry_count,
         i.transport.rnr_retry,
@@ -710,6 +713,7 @@ fn serve(a: &ServeArgs) -> Result<()> {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    upeer::set_timeout_ms(cli.msg_timeout_ms);
     let o = DevOpts {
         path: cli.dev.clone(),
         transport: cli.transport.to_abi(),
@@ -796,7 +800,12 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::KernelInitiator(a) => {
             let dev = open_dev(&o)?;
             println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
-            scenario::initiator(&dev, &a)
+            scenario::initiator(&dev, &a)?;
+            // What the operations did to the connection (READ sinks, say).
+            if let Ok(i) = dev.conn_info() {
+                println!("after {}", conn_line(&i));
+            }
+            Ok(())
         }
         Cmd::Serve(a) => serve(&a),
         Cmd::Ping {

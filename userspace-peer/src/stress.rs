@@ -213,6 +213,10 @@ pub struct StressArgs {
     /// Seed of the operation mix.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Leave out the fetch-and-adds, and expose windows without atomic
+    /// access: for a device without atomics (siw).
+    #[arg(long)]
+    pub no_atomics: bool,
 }
 
 /// Timeout of the mix's one-sided operations. Generous: they queue behind
@@ -408,7 +412,12 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
     ];
     let (mut seq, mut iter) = (0u64, 0u64);
     while !stop.load(Ordering::Relaxed) {
-        match rng.below(100) {
+        let mut roll = rng.below(100);
+        if a.no_atomics && roll >= 85 {
+            // Without atomics (siw): the fetch-and-add share goes to RDMA.
+            roll -= 25;
+        }
+        match roll {
             0..=29 => {
                 let len = if rng.one_in(2) {
                     rng.pick(&sizes).min(max)
@@ -514,7 +523,10 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
 /// fetch-and-adds made on it, and they saw each value from 0 once.
 pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
     let win_len = a.threads as u64 * SLOT as u64 + 8;
-    let access = abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC;
+    let mut access = abi::ACCESS_READ | abi::ACCESS_WRITE;
+    if !a.no_atomics {
+        access |= abi::ACCESS_ATOMIC;
+    }
     let mut sides: Vec<Arc<Side>> = Vec::new();
     for i in 0..a.fds {
         let port = a.port + i as u16;

@@ -24,7 +24,14 @@ const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
 const FRAG: usize = RECV_BUF - HDR;
 const MAX_FRAGS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(FRAG);
-const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a wait for the peer (a message, credits, a completion) lasts,
+/// in ms: the command line's `--msg-timeout-ms` (20 s unless told).
+static TIMEOUT_MS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(20_000);
+
+/// Sets how long every userspace peer waits for its peer.
+pub fn set_timeout_ms(ms: u32) {
+    TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
 
 // wr_id: kind in the high 32 bits, index in the low ones.
 const WR_RECV: u64 = 1 << 32;
@@ -274,11 +281,22 @@ impl UPeer {
         // SAFETY: `id` is a valid endpoint with a PD (librdmacm's).
         let pd = unsafe { (*id).pd };
         let local = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0;
+        // An iWARP READ lands through the sink's key: the region READs land
+        // in needs remote write access there (as rping and perftest give it).
+        // SAFETY: `id` is bound to a device; its context is librdmacm's.
+        let iwarp = unsafe {
+            (*(*(*id).verbs).device).transport_type == ibv_transport_type::IBV_TRANSPORT_IWARP
+        };
+        let op_access = if iwarp {
+            local | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE.0
+        } else {
+            local
+        };
         let peer = Self {
             id,
             recv: Region::new(pd, RECV_DEPTH * RECV_BUF, local)?,
             send: Region::new(pd, (MAX_FRAGS + 1) * RECV_BUF, local)?,
-            op: Region::new(pd, abi::MAX_MSG_SIZE as usize, local)?,
+            op: Region::new(pd, abi::MAX_MSG_SIZE as usize, op_access)?,
             st: RefCell::new(State::default()),
             windows: RefCell::new(Vec::new()),
         };
@@ -448,7 +466,8 @@ impl UPeer {
 
     /// Polls until `done` holds or the time is up.
     fn wait(&self, what: &str, mut done: impl FnMut(&State) -> bool) -> Result<()> {
-        let end = Instant::now() + TIMEOUT;
+        let ms = TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed);
+        let end = Instant::now() + Duration::from_millis(u64::from(ms));
         loop {
             if done(&self.st.borrow()) {
                 return Ok(());

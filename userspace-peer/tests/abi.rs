@@ -18,10 +18,10 @@ fn command_numbers_match_the_c_macros() {
     // and so on for each command.
     assert_eq!(abi::IOCTL_VERSION, 0x8088_b900);
     assert_eq!(abi::IOCTL_LIST_DEVICES, 0xc018_b901);
-    assert_eq!(abi::IOCTL_CONNECT, 0xc0a8_b910);
+    assert_eq!(abi::IOCTL_CONNECT, 0xc0b0_b910);
     assert_eq!(abi::IOCTL_LISTEN, 0x4030_b911);
-    assert_eq!(abi::IOCTL_ACCEPT, 0xc080_b912);
-    assert_eq!(abi::IOCTL_CONN_INFO, 0x8078_b913);
+    assert_eq!(abi::IOCTL_ACCEPT, 0xc088_b912);
+    assert_eq!(abi::IOCTL_CONN_INFO, 0x8080_b913);
     assert_eq!(abi::IOCTL_DISCONNECT, 0x0000_b914);
     assert_eq!(abi::IOCTL_SEND, 0x4018_b920);
     assert_eq!(abi::IOCTL_RECV, 0xc018_b921);
@@ -81,16 +81,18 @@ fn layouts_are_padding_free_and_64bit_clean() {
     assert_eq!(size_of::<abi::Addr>(), 24);
     assert_eq!(offset_of!(abi::Addr, addr), 8);
     assert_eq!(size_of::<abi::Transport>(), 8);
-    assert_eq!(size_of::<abi::ConnInfo>(), 120);
-    assert_eq!(offset_of!(abi::ConnInfo, transport), 48);
-    assert_eq!(offset_of!(abi::ConnInfo, device), 56);
-    assert_eq!(size_of::<abi::ConnectReq>(), 168);
+    assert_eq!(size_of::<abi::ConnInfo>(), 128);
+    assert_eq!(offset_of!(abi::ConnInfo, iwarp), 48);
+    assert_eq!(offset_of!(abi::ConnInfo, read_sinks), 52);
+    assert_eq!(offset_of!(abi::ConnInfo, transport), 56);
+    assert_eq!(offset_of!(abi::ConnInfo, device), 64);
+    assert_eq!(size_of::<abi::ConnectReq>(), 176);
     assert_eq!(offset_of!(abi::ConnectReq, timeout_ms), 24);
     assert_eq!(offset_of!(abi::ConnectReq, transport), 40);
     assert_eq!(offset_of!(abi::ConnectReq, info), 48);
     assert_eq!(size_of::<abi::ListenReq>(), 48);
     assert_eq!(offset_of!(abi::ListenReq, transport), 40);
-    assert_eq!(size_of::<abi::AcceptReq>(), 128);
+    assert_eq!(size_of::<abi::AcceptReq>(), 136);
     assert_eq!(offset_of!(abi::AcceptReq, info), 8);
     assert_eq!(size_of::<abi::Xfer>(), 24);
     assert_eq!(offset_of!(abi::Xfer, timeout_ms), 16);

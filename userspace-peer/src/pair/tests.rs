@@ -378,8 +378,21 @@ const LOSSY: &str = "loss=1 reorder=1 dup=0.5";
 
 fn lossy_link_delivers(c: &mut Ctx) -> Result<()> {
     c.link(LOSSY)?;
-    let echo_m = echo(c, "kernel echo", "kernel-echo", "kernel-ping --seed 3")?;
-    let echo_u = echo(c, "userspace echo", "serve --mode echo", "ping --seed 6")?;
+    // Each message is waited for as long as the transport may take to
+    // deliver it under loss (see lossy_ack_timeout_table).
+    let w = "--msg-timeout-ms 300000";
+    let echo_m = echo(
+        c,
+        "kernel echo",
+        &format!("{w} kernel-echo"),
+        &format!("{w} kernel-ping --seed 3"),
+    )?;
+    let echo_u = echo(
+        c,
+        "userspace echo",
+        &format!("{w} serve --mode echo"),
+        &format!("{w} ping --seed 6"),
+    )?;
     let st = stream(c, false)?;
     let (i, _) = target(
         c,
@@ -453,7 +466,14 @@ fn lossy_link_delivers(c: &mut Ctx) -> Result<()> {
 /// are reported, not asserted.
 fn lossy_ack_timeout_table(c: &mut Ctx) -> Result<()> {
     c.link(LOSSY)?;
-    let u = echo(c, "userspace echo", "serve --mode echo", "ping --seed 6")?;
+    // The userspace peer waits up to 20 s for each message unless told:
+    // under loss a 2 MiB echo can take longer and still arrive.
+    let u = echo(
+        c,
+        "userspace echo",
+        "--msg-timeout-ms 300000 serve --mode echo",
+        "--msg-timeout-ms 300000 ping --seed 6",
+    )?;
     println!("  echo of {SIZES} bytes under {LOSSY}; userspace (librdmacm defaults): {u:.2} s");
     for ack in [10u8, 12, 13, 14, 16, 18] {
         // A long ACK timeout under loss makes a 2 MiB echo outlast the
