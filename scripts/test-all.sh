@@ -7,10 +7,11 @@
 #   3. the kernel build (cached), then clippy over the module (its build) and
 #      the tool;
 #   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
-#   5. scripts/qemu-test.sh: module, tool, guest suite over rxe;
+#   5. scripts/qemu-test.sh: module, tool, guest suite, once per provider
+#      in KRUST_PROVIDERS (default "rxe"; "rxe siw" on a kernel with siw);
 #   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
 #      skips it);
-#   7. the same guest suite on the debug kernel (lockdep, KASAN, kmemleak,
+#   7. the same guest suites on the debug kernel (lockdep, KASAN, kmemleak,
 #      DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so: "auto"
 #      (the default) runs it if that kernel is cached, so a cold machine
 #      builds only the main kernel; "always" builds it if needed (about 9
@@ -91,7 +92,14 @@ suite() {
 	echo "test-all: $label: $gp passed, $gf failed"
 }
 
-suite "main kernel" guest env KRUST_FLAVOR=main scripts/qemu-test.sh "$@"
+# The guest suites run once per provider in KRUST_PROVIDERS: soft-RoCE
+# (rxe) and, on a kernel built with siw, soft-iWARP (siw). The project's
+# kernels do not build siw yet (Documentation/providers.rst, "Status"), so
+# the default is rxe alone.
+providers=${KRUST_PROVIDERS:-rxe}
+for p in $providers; do
+	suite "main kernel, $p" guest env KRUST_FLAVOR=main KRUST_PROVIDER="$p" scripts/qemu-test.sh "$@"
+done
 
 # The two-host suite: two guests of the main kernel over a relay that
 # makes the link lossy and cuts it (Documentation/two-hosts.rst).
@@ -106,8 +114,10 @@ never) run_debug=0 ;;
 *) [ -f "$debug_kdir/.krust-built" ] && run_debug=1 || run_debug=0 ;;
 esac
 if [ "$run_debug" = 1 ]; then
-	suite "debug kernel" guest env KRUST_FLAVOR=debug KRUST_TIMEOUT="${KRUST_TIMEOUT:-2400}" \
-		scripts/qemu-test.sh "$@"
+	for p in $providers; do
+		suite "debug kernel, $p" guest env KRUST_FLAVOR=debug KRUST_PROVIDER="$p" \
+			KRUST_TIMEOUT="${KRUST_TIMEOUT:-2400}" scripts/qemu-test.sh "$@"
+	done
 else
 	echo "test-all: debug-kernel suite skipped (KRUST_DEBUG=${KRUST_DEBUG:-auto}, debug kernel not cached; see README)"
 fi

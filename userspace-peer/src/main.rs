@@ -438,7 +438,13 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         ..Default::default()
     };
     let mut samples = Vec::new();
-    let all = abi::ACCESS_READ | abi::ACCESS_WRITE | abi::ACCESS_ATOMIC;
+    // The window grants what the operation needs and no more (atomic
+    // access only for atomics: a device without them refuses it).
+    let rights = match op {
+        BenchOp::Read => abi::ACCESS_READ,
+        BenchOp::Cas | BenchOp::Fadd => abi::ACCESS_ATOMIC,
+        _ => abi::ACCESS_WRITE,
+    };
     if let Some(addr) = listen {
         dev.listen(addr, 0, 0, flags)?;
         println!("listening");
@@ -453,7 +459,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
             dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
         } else {
             let (addr, rkey, id) = dev
-                .expose(u64::from(size.max(8)), all)
+                .expose(u64::from(size.max(8)), rights)
                 .context("IOCTL_EXPOSE")?;
             scenario::advertise(dev, addr, rkey, u64::from(size))?;
             if mode == BenchMode::Pingpong {

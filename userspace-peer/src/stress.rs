@@ -1031,6 +1031,11 @@ pub struct BlockArgs {
     /// it, the signal has to come from outside (kill -USR1).
     #[arg(long)]
     pub signal_after_ms: Option<u64>,
+    /// How soon after the first signal the call must return, in ms. On
+    /// iWARP an interrupted connect returns only once iw_cm lets its id go
+    /// (siw: at its 10 s MPA timeout; Documentation/providers.rst).
+    #[arg(long, default_value_t = PROMPT_MS)]
+    pub prompt_ms: u128,
 }
 
 /// The waits `block` can put an ioctl in.
@@ -1078,6 +1083,8 @@ fn mask_usr1() -> Result<()> {
 /// Who interrupts the blocking call.
 #[derive(Clone, Copy)]
 struct Signaller {
+    /// The call must return this soon after the first signal, in ms.
+    prompt_ms: u128,
     /// Send SIGUSR1 to this process this many milliseconds after the call
     /// starts, and again as often until it returns (one may land before
     /// the call sleeps); `None`: someone else sends it.
@@ -1088,7 +1095,7 @@ impl Signaller {
     /// Announces the blocking call and makes it; meanwhile signals as
     /// configured. Once it returns, blocks SIGUSR1 (later signals stay
     /// pending) and reports how it ended. Fails if it ended more than
-    /// [`PROMPT_MS`] after the first signal (or, signalled from outside,
+    /// `prompt_ms` after the first signal (or, signalled from outside,
     /// after the start): the signal did not end the wait.
     fn blocked<T>(&self, case: &str, f: impl FnOnce() -> io::Result<T>) -> Result<io::Result<T>> {
         let done = Arc::new(AtomicBool::new(false));
@@ -1131,7 +1138,7 @@ impl Signaller {
         }
         io::stdout().flush()?;
         let late = since.unwrap_or(ms);
-        if late > PROMPT_MS {
+        if late > self.prompt_ms {
             bail!("{case}: the signal did not end the wait ({late} ms)");
         }
         Ok(r)
@@ -1337,6 +1344,7 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
     let here = addr_of(a.ip, a.port);
     let poll = if a.poll { abi::CONN_POLL } else { 0 };
     let sig = Signaller {
+        prompt_ms: a.prompt_ms,
         every_ms: a.signal_after_ms,
     };
     match a.case {
