@@ -904,10 +904,17 @@ test_module_client_against_rping() {
 bench_pair() {
 	local port=$1
 	shift
-	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --listen "$IP:$port" "$@" >/tmp/bench.$port 2>&1 &
+	# Each end waits up to 120 s for the other's next message: a debug
+	# kernel under TCG can take longer than the 10 s default to get a
+	# 64 KiB SEND through rxe's resends, and still deliver it.
+	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --listen "$IP:$port" "$@" \
+		>/tmp/bench.$port 2>&1 &
 	local peer=$!
 	wait_for 10 grep -q '^listening' /tmp/bench.$port || fail "bench peer: $(cat /tmp/bench.$port)"
-	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --connect "$IP:$port" --json "$@" || fail "bench $*"
+	if ! "$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect "$IP:$port" --json "$@"; then
+		wait $peer
+		fail "bench $*; the listening end: $(cat /tmp/bench.$port)"
+	fi
 	wait $peer || fail "bench peer: $(cat /tmp/bench.$port)"
 }
 

@@ -516,8 +516,9 @@ pub struct Bench {
     pub iters: u32,
     /// Bandwidth: operations in flight, 1 to [`BENCH_MAX_DEPTH`].
     pub depth: u32,
-    /// Milliseconds to wait for any one completion; 0 means
-    /// [`DEFAULT_TIMEOUT_MS`].
+    /// Milliseconds to wait for any one event: the completion of a posted
+    /// operation (0: until the transport's verdict, as `Rdma::timeout_ms`)
+    /// and the peer's next message or WRITE (0: [`DEFAULT_TIMEOUT_MS`]).
     pub timeout_ms: u32,
     /// One-sided operations: the peer's window.
     pub remote_addr: u64,

@@ -8,7 +8,9 @@
 //! runs, so a latency sample is post → completion handled, without the
 //! wake-up of the ioctl thread that follows.
 
-use super::{deadline, errno, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV, TURN_SEND};
+use super::{
+    deadline, errno, op_timeout, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV, TURN_SEND,
+};
 use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
@@ -75,8 +77,8 @@ impl Conn {
             (abi::BENCH_SEND, abi::BENCH_SINK) => (self.send_respond(b, timeout, false)?, 0),
             (_, abi::BENCH_PINGPONG) => (self.write_pingpong(b, timeout, &mut samples, true)?, 0),
             (_, abi::BENCH_RESPOND) => (self.write_pingpong(b, timeout, &mut samples, false)?, 0),
-            (_, abi::BENCH_LAT) => (self.one_at_a_time(b, timeout, &mut samples)?, 0),
-            _ => self.pipelined(b, timeout, start)?,
+            (_, abi::BENCH_LAT) => (self.one_at_a_time(b, &mut samples)?, 0),
+            _ => self.pipelined(b, start)?,
         };
         b.total_ns = (end - start).max(0) as u64;
         b.bytes = u64::from(b.size) * u64::from(b.iters);
@@ -185,7 +187,10 @@ impl Conn {
         Ok(sinks)
     }
 
-    /// Waits until at most `pending` steps are outstanding.
+    /// Waits until at most `pending` steps are outstanding: a wait on the
+    /// transport, which lasts until its verdict unless the caller set
+    /// `timeout_ms` (`op_timeout`); the waits on the peer (its next
+    /// message, its WRITE) keep `timeout_of`'s default.
     fn bench_wait(&self, timeout: u32, pending: u32) -> Result {
         self.wait(timeout, |st| {
             if let Some(e) = st.op.error {
@@ -218,12 +223,7 @@ impl Conn {
     /// Latency of one-sided operations: one at a time, each timed from its
     /// post to its completion (a full round trip, as perftest's READ and
     /// atomic latencies are).
-    fn one_at_a_time(
-        self: &Arc<Self>,
-        b: &abi::Bench,
-        timeout: u32,
-        samples: &mut KVec<u64>,
-    ) -> Result<i64> {
+    fn one_at_a_time(self: &Arc<Self>, b: &abi::Bench, samples: &mut KVec<u64>) -> Result<i64> {
         let op = Self::bench_op(b);
         let sinks = self.bench_sinks(b, 1)?;
         let mut buf = Some(self.bench_buf(b)?);
@@ -232,7 +232,7 @@ impl Conn {
             let gen = self.bench_gen(1);
             let t0 = Ktime::ktime_get().to_ns();
             self.bench_post(gen, 0, buf.take(), sinks.first(), b.size as usize, op)?;
-            self.bench_wait(timeout, 0)?;
+            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
             let (back, t1) = self.bench_take(0)?;
             buf = back;
             end = t1;
@@ -246,7 +246,7 @@ impl Conn {
     /// Bandwidth: `depth` operations in flight; each completion's buffer
     /// carries the next post. Returns the last completion time and the
     /// shortest span of `depth` consecutive completions.
-    fn pipelined(self: &Arc<Self>, b: &abi::Bench, timeout: u32, start: i64) -> Result<(i64, u64)> {
+    fn pipelined(self: &Arc<Self>, b: &abi::Bench, start: i64) -> Result<(i64, u64)> {
         let op = Self::bench_op(b);
         let depth = b.depth.min(b.iters) as usize;
         let sinks = self.bench_sinks(b, depth)?;
@@ -264,7 +264,7 @@ impl Conn {
         let mut best = u64::MAX;
         let mut end = start;
         while done < b.iters {
-            self.bench_wait(timeout, (posted - done).saturating_sub(1))?;
+            self.bench_wait(op_timeout(b.timeout_ms), (posted - done).saturating_sub(1))?;
             for idx in 0..depth {
                 let Ok((buf, t)) = self.bench_take(idx) else {
                     continue;
@@ -319,7 +319,7 @@ impl Conn {
             let t0 = Ktime::ktime_get().to_ns();
             self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
             let t1 = self.bench_recv_one(timeout)?;
-            self.bench_wait(timeout, 0)?;
+            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
             buf = self.bench_take(0)?.0;
             end = t1;
             if samples.capacity() > samples.len() {
@@ -339,7 +339,7 @@ impl Conn {
             if echo {
                 let gen = self.bench_gen(1);
                 self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
-                self.bench_wait(timeout, 0)?;
+                self.bench_wait(op_timeout(b.timeout_ms), 0)?;
                 buf = self.bench_take(0)?.0;
             }
         }
@@ -381,7 +381,7 @@ impl Conn {
                     samples.push(((end - t0).max(0) / 2) as u64, GFP_KERNEL)?;
                 }
             }
-            self.bench_wait(timeout, 0)?;
+            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
             src = self.bench_take(0)?.0;
         }
         Ok(end)

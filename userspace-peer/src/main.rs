@@ -367,6 +367,11 @@ pub struct BenchArgs {
     /// busy polling (CONN_POLL, the default, as perftest polls).
     #[arg(long)]
     pub events: bool,
+    /// Milliseconds to wait for the peer's next message or WRITE, and for
+    /// a completion (0: the module's defaults, 10 s for the peer, the
+    /// transport's verdict for completions).
+    #[arg(long, default_value_t = 0)]
+    pub timeout_ms: u32,
 }
 
 /// `bench --op`.
@@ -407,6 +412,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         json,
         samples_to,
         events,
+        timeout_ms,
     } = args;
     let (op_code, atomic) = match op {
         BenchOp::Send => (abi::BENCH_SEND, false),
@@ -435,6 +441,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         size,
         iters,
         depth,
+        timeout_ms,
         ..Default::default()
     };
     let mut samples = Vec::new();
@@ -457,6 +464,12 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
                 abi::BENCH_SINK
             };
             dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
+            // Stay connected until the measuring end has all its
+            // completions: closing at the last message would flush the
+            // SENDs whose ACKs are still on their way (it failed that way
+            // with ECONNRESET on a slow debug kernel).
+            let mut bye = [0u8; 16];
+            scenario::Endpoint::recv_msg(dev, &mut bye).context("the BYE")?;
         } else {
             let (addr, rkey, id) = dev
                 .expose(u64::from(size.max(8)), rights)
@@ -494,9 +507,7 @@ fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
         b.window = id;
     }
     dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
-    if op != BenchOp::Send {
-        scenario::say_bye(dev)?;
-    }
+    scenario::say_bye(dev)?;
     let name = format!("{op:?}").to_lowercase();
     let lat = mode != BenchMode::Bw;
     if let (Some(path), true) = (samples_to, lat) {
