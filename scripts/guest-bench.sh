@@ -3,9 +3,10 @@
 #
 # Runs inside the guest (scripts/guest-init.sh, KRUST_MODE=bench): perftest
 # and rdma-krust's in-kernel loops on the same device (rxe0, or siw0 with
-# KRUST_PROVIDER=siw), same sizes and iterations, one after the other. Results go to $KRUST_OUT/bench.jsonl, one
-# JSON object per line: {"tool": "perftest"|"rdma-krust", "op", "mode",
-# "bytes", "iterations", then the figures}; rdma-krust's latency samples to
+# KRUST_PROVIDER=siw), same sizes and iterations, one after the other.
+# Results go to $KRUST_OUT/bench.jsonl, one JSON object per line:
+# {"tool": "perftest"|"rdma-krust", "op", "mode", "bytes", "iterations",
+# then the figures}; rdma-krust's latency samples to
 # $KRUST_OUT/samples-<op>.txt (microseconds, one per line).
 #
 # KRUST_PROFILE=1 adds a profile of each side of three runs (READ latency,

@@ -228,7 +228,8 @@ pub struct ConnInfo {
     /// READ request; always 0 elsewhere).
     pub read_sinks: u32,
     /// Once connected: the transport settings the QP runs with, read back
-    /// from it (`ib_query_qp()`); `set` has every bit.
+    /// from it (`ib_query_qp()`); `set` has every bit, or none on iWARP,
+    /// where they do not apply.
     pub transport: Transport,
     /// Name of the RDMA device, NUL-terminated.
     pub device: [u8; DEVICE_NAME_LEN],

@@ -167,14 +167,10 @@ impl Conn {
         if b.op != abi::BENCH_READ {
             return Ok(sinks);
         }
-        let pd = {
-            let ep = self.ep.lock();
-            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-            if !qp.pd().device().is_iwarp() {
-                return Ok(sinks);
-            }
-            qp.pd().clone()
-        };
+        let pd = self.op_pd()?;
+        if !pd.device().is_iwarp() {
+            return Ok(sinks);
+        }
         let mut steps = KVec::new();
         for _ in 0..n {
             let sink = Arc::new(Window::new(&pd, b.size as usize, 0)?, GFP_KERNEL)?;
@@ -187,12 +183,12 @@ impl Conn {
         Ok(sinks)
     }
 
-    /// Waits until at most `pending` steps are outstanding: a wait on the
-    /// transport, which lasts until its verdict unless the caller set
-    /// `timeout_ms` (`op_timeout`); the waits on the peer (its next
-    /// message, its WRITE) keep `timeout_of`'s default.
-    fn bench_wait(&self, timeout: u32, pending: u32) -> Result {
-        self.wait(timeout, |st| {
+    /// Waits until at most `pending` steps of benchmark `b` are
+    /// outstanding: a wait on the transport, which lasts until its verdict
+    /// unless `b` sets `timeout_ms` (`op_timeout`); the waits on the peer
+    /// (its next message, its WRITE) keep `timeout_of`'s default.
+    fn bench_wait(&self, b: &abi::Bench, pending: u32) -> Result {
+        self.wait(op_timeout(b.timeout_ms), |st| {
             if let Some(e) = st.op.error {
                 return Some(Err(e));
             }
@@ -232,7 +228,7 @@ impl Conn {
             let gen = self.bench_gen(1);
             let t0 = Ktime::ktime_get().to_ns();
             self.bench_post(gen, 0, buf.take(), sinks.first(), b.size as usize, op)?;
-            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
+            self.bench_wait(b, 0)?;
             let (back, t1) = self.bench_take(0)?;
             buf = back;
             end = t1;
@@ -264,7 +260,7 @@ impl Conn {
         let mut best = u64::MAX;
         let mut end = start;
         while done < b.iters {
-            self.bench_wait(op_timeout(b.timeout_ms), (posted - done).saturating_sub(1))?;
+            self.bench_wait(b, (posted - done).saturating_sub(1))?;
             for idx in 0..depth {
                 let Ok((buf, t)) = self.bench_take(idx) else {
                     continue;
@@ -319,7 +315,7 @@ impl Conn {
             let t0 = Ktime::ktime_get().to_ns();
             self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
             let t1 = self.bench_recv_one(timeout)?;
-            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
+            self.bench_wait(b, 0)?;
             buf = self.bench_take(0)?.0;
             end = t1;
             if samples.capacity() > samples.len() {
@@ -339,7 +335,7 @@ impl Conn {
             if echo {
                 let gen = self.bench_gen(1);
                 self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
-                self.bench_wait(op_timeout(b.timeout_ms), 0)?;
+                self.bench_wait(b, 0)?;
                 buf = self.bench_take(0)?.0;
             }
         }
@@ -381,7 +377,7 @@ impl Conn {
                     samples.push(((end - t0).max(0) / 2) as u64, GFP_KERNEL)?;
                 }
             }
-            self.bench_wait(op_timeout(b.timeout_ms), 0)?;
+            self.bench_wait(b, 0)?;
             src = self.bench_take(0)?.0;
         }
         Ok(end)

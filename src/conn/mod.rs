@@ -35,7 +35,7 @@ use crate::kapi::{
     errno,
     ib::DeviceRef,
     misc,
-    verbs::{Access, CompletionHandler, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
+    verbs::{Access, CompletionHandler, Pd, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
 };
 use crate::registry::{DeviceUser, Registry};
 

@@ -160,10 +160,16 @@ impl Conn {
         Ok(())
     }
 
-    pub(super) fn op_device(&self) -> Result<DeviceRef> {
+    /// The PD of the connection's QP, which windows and READ sinks are
+    /// registered on.
+    pub(super) fn op_pd(&self) -> Result<Arc<Pd>> {
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        Ok(qp.pd().device().clone())
+        Ok(qp.pd().clone())
+    }
+
+    pub(super) fn op_device(&self) -> Result<DeviceRef> {
+        Ok(self.op_pd()?.device().clone())
     }
 
     /// `IOCTL_RDMA_WRITE` and `IOCTL_RDMA_READ`.
@@ -224,11 +230,7 @@ impl Conn {
     /// as it completes, so the memory is the CPU's again before it is
     /// copied out. `TURN_OP` held, connected.
     fn read_iwarp(self: &Arc<Self>, r: &abi::Rdma) -> Result {
-        let pd = {
-            let ep = self.ep.lock();
-            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-            qp.pd().clone()
-        };
+        let pd = self.op_pd()?;
         let len = r.len as usize;
         let mut sinks = KVec::new();
         let mut steps = KVec::new();

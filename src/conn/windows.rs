@@ -45,11 +45,7 @@ impl Conn {
         }
         let _turn = self.take_turns(TURN_OP, deadline(UNTIL_VERDICT))?;
         Self::require_connected(&self.st.lock())?;
-        let pd = {
-            let ep = self.ep.lock();
-            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-            qp.pd().clone()
-        };
+        let pd = self.op_pd()?;
         if e.access & abi::ACCESS_ATOMIC != 0 && !pd.device().attrs().has_atomics() {
             return Err(errno::EOPNOTSUPP());
         }

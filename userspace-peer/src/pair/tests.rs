@@ -376,11 +376,14 @@ fn rping_across(c: &mut Ctx) -> Result<()> {
 /// duplication.
 const LOSSY: &str = "loss=1 reorder=1 dup=0.5";
 
+/// How long both ends of an echo under [`LOSSY`] wait for each message:
+/// as long as the transport may take to deliver it (a 2 MiB message
+/// outlasts the tool's usual 20 s there).
+const LOSSY_WAIT: &str = "--msg-timeout-ms 300000";
+
 fn lossy_link_delivers(c: &mut Ctx) -> Result<()> {
     c.link(LOSSY)?;
-    // Each message is waited for as long as the transport may take to
-    // deliver it under loss (see lossy_ack_timeout_table).
-    let w = "--msg-timeout-ms 300000";
+    let w = LOSSY_WAIT;
     let echo_m = echo(
         c,
         "kernel echo",
@@ -466,13 +469,12 @@ fn lossy_link_delivers(c: &mut Ctx) -> Result<()> {
 /// are reported, not asserted.
 fn lossy_ack_timeout_table(c: &mut Ctx) -> Result<()> {
     c.link(LOSSY)?;
-    // The userspace peer waits up to 20 s for each message unless told:
-    // under loss a 2 MiB echo can take longer and still arrive.
+    let w = LOSSY_WAIT;
     let u = echo(
         c,
         "userspace echo",
-        "--msg-timeout-ms 300000 serve --mode echo",
-        "--msg-timeout-ms 300000 ping --seed 6",
+        &format!("{w} serve --mode echo"),
+        &format!("{w} ping --seed 6"),
     )?;
     println!("  echo of {SIZES} bytes under {LOSSY}; userspace (librdmacm defaults): {u:.2} s");
     for ack in [10u8, 12, 13, 14, 16, 18] {
@@ -482,8 +484,8 @@ fn lossy_ack_timeout_table(c: &mut Ctx) -> Result<()> {
         let r = echo(
             c,
             "kernel echo",
-            &format!("--ack-timeout {ack} --msg-timeout-ms 300000 kernel-echo"),
-            &format!("--ack-timeout {ack} --msg-timeout-ms 300000 kernel-ping --seed 3"),
+            &format!("--ack-timeout {ack} {w} kernel-echo"),
+            &format!("--ack-timeout {ack} {w} kernel-ping --seed 3"),
         );
         let ms = 4.096e-3 * f64::from(1u32 << ack);
         match r {
