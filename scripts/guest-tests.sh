@@ -1000,10 +1000,15 @@ test_peer_killed_mid_transfer() {
 test_hostile_peer_costs_only_its_connection() {
 	ensure_loaded
 	local secs=${KRUST_HOSTILE_SECONDS:-60} out rc last n
-	out=$(timeout $((secs + 120)) "$TOOL" hostile --seconds "$secs" --port 7700 --seed "${KRUST_HOSTILE_SEED:-$RANDOM}" \
-		${KRUST_HOSTILE_LIES:+--lie "$KRUST_HOSTILE_LIES"} 2>&1) &&
+	# --verbose: a line per round before it runs, so a hang shows where.
+	out=$(timeout $((secs + 120)) "$TOOL" hostile --verbose --seconds "$secs" --port 7700 \
+		--seed "${KRUST_HOSTILE_SEED:-$RANDOM}" ${KRUST_HOSTILE_LIES:+--lie "$KRUST_HOSTILE_LIES"} 2>&1) &&
 		rc=0 || rc=$?
-	grep -v '^negotiated ' <<<"$out" | sed 's/^/  /'
+	grep -v '^negotiated \|^hostile: round ' <<<"$out" | sed 's/^/  /'
+	if [ $rc != 0 ]; then
+		echo "  the last rounds:"
+		grep '^hostile: round ' <<<"$out" | tail -3 | sed 's/^/    /'
+	fi
 	[ $rc != 124 ] || fail "hostile hung (killed after $((secs + 120)) s)"
 	[ $rc = 0 ] || fail "hostile failed ($rc)"
 	last=$(grep '^hostile: [0-9]* rounds' <<<"$out" | tail -1)
