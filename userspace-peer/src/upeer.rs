@@ -113,6 +113,8 @@ pub struct UPeer {
     st: RefCell<State>,
     /// Windows exposed by this peer: id is the index.
     windows: RefCell<Vec<Option<Region>>>,
+    /// `disconnect` was called: the drop does not disconnect again.
+    disconnected: std::cell::Cell<bool>,
 }
 
 fn qp_attr() -> ibv_qp_init_attr {
@@ -299,6 +301,7 @@ impl UPeer {
             op: Region::new(pd, abi::MAX_MSG_SIZE as usize, op_access)?,
             st: RefCell::new(State::default()),
             windows: RefCell::new(Vec::new()),
+            disconnected: std::cell::Cell::new(false),
         };
         for slot in 0..RECV_DEPTH {
             peer.post_recv(slot)?;
@@ -560,6 +563,7 @@ impl UPeer {
 
     /// `rdma_disconnect()`: the other side sees the connection end now.
     pub fn disconnect(&self) -> Result<()> {
+        self.disconnected.set(true);
         // SAFETY: the endpoint is valid and connected.
         if unsafe { rdma_disconnect(self.id) } != 0 {
             return Err(os_err("rdma_disconnect"));
@@ -776,8 +780,13 @@ impl Drop for UPeer {
     fn drop(&mut self) {
         // SAFETY: the endpoint is valid; disconnecting first lets the peer
         // see the end; the regions are deregistered after the QP is gone.
+        // Once only: a synchronous id's rdma_disconnect() waits for the
+        // DISCONNECTED event, and on iWARP a second call is accepted and
+        // then waits for an event that never comes.
         unsafe {
-            rdma_disconnect(self.id);
+            if !self.disconnected.get() {
+                rdma_disconnect(self.id);
+            }
             rdma_destroy_ep(self.id);
         }
     }
