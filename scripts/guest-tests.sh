@@ -565,7 +565,7 @@ test_least_access_enforced() {
 	else
 		# The WRITE completed once sent; the request after it finds the
 		# connection ended by the target's TERMINATE.
-		grep -qE 'RDMA WRITE|IOCTL_SEND' <<<"$out" || fail "failed elsewhere: $out"
+		grep -qE 'RDMA WRITE|IOCTL_SEND|IOCTL_RECV' <<<"$out" || fail "failed elsewhere: $out"
 		grep -q 'Connection reset by peer (os error 104)' <<<"$out" || fail "not ECONNRESET: $out"
 	fi
 	grep -q '^window intact after the failure$' /tmp/target.7493 || fail "target: $(cat /tmp/target.7493)"
