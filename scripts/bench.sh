@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: boot the guest once, run perftest and rdma-krust's in-kernel
-# loops on the same rxe device with the same sizes and iterations
+# loops on the same device (rxe, or siw with KRUST_PROVIDER=siw) with the same sizes and iterations
 # (scripts/guest-bench.sh), then print the side-by-side table.
 #
 # Results stay in the run's log directory (printed): bench.jsonl (every
 # figure of both tools), samples-<op>.txt (rdma-krust's latency samples),
 # plots/*.png. With --update-docs the plots and bench.jsonl also go to
-# Documentation/perf/. With --pair the same cases run across two guests
+# Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw). With --pair the same cases run across two guests
 # (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
 # servers on one, the measuring side on the other, over the host's relay.
 # Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
@@ -42,8 +42,11 @@ echo
 echo
 "$ROOT/userspace-peer/target/plot/release/rdma-krust" bench-plot "$OUT" --out "$OUT/plots"
 if [ "${1:-}" = --update-docs ]; then
-	cp "$OUT"/plots/*.png "$ROOT/Documentation/perf/"
-	cp "$OUT/bench.jsonl" "$ROOT/Documentation/perf/"
-	echo "bench: plots and bench.jsonl copied to Documentation/perf/"
+	# rxe's figures in Documentation/perf/, siw's in Documentation/perf/siw/.
+	docs=$ROOT/Documentation/perf
+	[ "${KRUST_PROVIDER:-rxe}" = rxe ] || docs=$docs/$KRUST_PROVIDER
+	mkdir -p "$docs"
+	cp "$OUT"/plots/*.png "$OUT/bench.jsonl" "$docs/"
+	echo "bench: plots and bench.jsonl copied to ${docs#"$ROOT"/}/"
 fi
 echo "bench: results in $OUT"

@@ -1259,6 +1259,15 @@ test_signal_interrupts_every_wait() {
 		cases=("${cases[@]/atomic/}")
 		echo "  no atomic case: $PROV has no atomics"
 	fi
+	if [ "$PROV" = siw ]; then
+		# The case needs a connection that stays up while the peer drops
+		# every request. On iWARP a QP in the error state ends its TCP
+		# stream (TERMINATE), as does a READ at a key the peer does not
+		# have: the READ fails with ECONNRESET, there is no wait to
+		# interrupt (seen: ECONNRESET at once on siw).
+		cases=("${cases[@]/rdma/}")
+		echo "  no rdma case: on iWARP a peer that drops requests ends the connection, so no READ waits"
+	fi
 	for p in "" --poll; do
 		for c in ${cases[@]}; do
 			port=$((port + 1))

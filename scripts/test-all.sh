@@ -8,11 +8,11 @@
 #      the tool;
 #   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
 #   5. scripts/qemu-test.sh: module, tool, guest suite, once per provider
-#      in KRUST_PROVIDERS (default "rxe"; "rxe siw" on a kernel with siw);
+#      in KRUST_PROVIDERS (default "rxe siw");
 #   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
 #      skips it);
-#   7. the same guest suites on the debug kernel (lockdep, KASAN, kmemleak,
-#      DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so: "auto"
+#   7. the same guest suites, per provider, on the debug kernel (lockdep,
+#      KASAN, kmemleak, DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so: "auto"
 #      (the default) runs it if that kernel is cached, so a cold machine
 #      builds only the main kernel; "always" builds it if needed (about 9
 #      min more); "never" skips it.
@@ -93,10 +93,9 @@ suite() {
 }
 
 # The guest suites run once per provider in KRUST_PROVIDERS: soft-RoCE
-# (rxe) and, on a kernel built with siw, soft-iWARP (siw). The project's
-# kernels do not build siw yet (Documentation/providers.rst, "Status"), so
-# the default is rxe alone.
-providers=${KRUST_PROVIDERS:-rxe}
+# (rxe) and soft-iWARP (siw), both built into the project's kernels
+# (Documentation/providers.rst).
+providers=${KRUST_PROVIDERS:-rxe siw}
 for p in $providers; do
 	suite "main kernel, $p" guest env KRUST_FLAVOR=main KRUST_PROVIDER="$p" scripts/qemu-test.sh "$@"
 done
