@@ -31,6 +31,20 @@ PREPARE := true
 KDIR_NOW = $(KDIR)
 endif
 
+# A KDIR given on the command line may be any kernel: before Kbuild runs,
+# say in one line why it cannot build the module, if it cannot (no tree, no
+# .config, no CONFIG_RUST, not clang-built, not built). The cached kernel
+# (no KDIR) is the project's own and always fits.
+KDIR_GOALS := all modules rust-analyzer
+ifneq ($(KDIR),)
+ifneq ($(filter $(KDIR_GOALS),$(or $(MAKECMDGOALS),all)),)
+KDIR_PROBLEM := $(shell bash '$(ROOT)scripts/check-kdir.sh' '$(KDIR)')
+ifneq ($(KDIR_PROBLEM),)
+$(error $(KDIR_PROBLEM))
+endif
+endif
+endif
+
 all: modules
 
 modules:
