@@ -2,6 +2,8 @@
 #
 #   make                    build rdma_krust.ko against KDIR
 #   make KDIR=/path/to/kernel/build
+#   make modules_install    install it into /lib/modules/<release>/extra
+#                           (INSTALL_MOD_PATH=DIR puts that under DIR)
 #   make rust-analyzer      rust-project.json for editors
 #   make test               everything: lints, cargo tests, the QEMU guest suite
 #                           (and on the debug kernel when it is cached)
@@ -35,7 +37,7 @@ endif
 # say in one line why it cannot build the module, if it cannot (no tree, no
 # .config, no CONFIG_RUST, not clang-built, not built). The cached kernel
 # (no KDIR) is the project's own and always fits.
-KDIR_GOALS := all modules rust-analyzer
+KDIR_GOALS := all modules modules_install rust-analyzer
 ifneq ($(KDIR),)
 ifneq ($(filter $(KDIR_GOALS),$(or $(MAKECMDGOALS),all)),)
 KDIR_PROBLEM := $(shell bash '$(ROOT)scripts/check-kdir.sh' '$(KDIR)')
@@ -45,11 +47,23 @@ endif
 endif
 endif
 
+# Where modules_install puts the module under /lib/modules/<release>/:
+# extra/, as out-of-tree modules go (Kbuild's own default is updates/).
+INSTALL_MOD_DIR ?= extra
+
 all: modules
 
 modules:
 	@$(PREPARE)
 	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) $@
+
+# The kernel's modules_install with M=: copies the built module (compressed
+# and signed if that kernel's config says so for all its modules), then runs
+# depmod. INSTALL_MOD_PATH, if given, reaches it through make's own flags.
+modules_install:
+	@test -f $(ROOT)rdma_krust.ko || \
+		{ echo "rdma_krust.ko is not built: run make first (with the same KDIR)" >&2; exit 2; }
+	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) $@
 
 # The module build generates bindings/bindings_generated.rs, which the
 # crate includes: editors need it as much as rustc does.
@@ -75,4 +89,4 @@ bench-pair:
 demo:
 	scripts/qemu-test.sh --demo
 
-.PHONY: all modules rust-analyzer clean test test-debug demo bench bench-pair
+.PHONY: all modules modules_install rust-analyzer clean test test-debug demo bench bench-pair
