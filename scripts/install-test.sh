@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Installing the module, without a guest: builds rdma_krust.ko against a
+# cached kernel, runs `make modules_install` into a scratch INSTALL_MOD_PATH
+# and checks where the module landed and what modinfo says of it; then the
+# Makefile's refusals of kernels it cannot build against (one line each,
+# exit 2). Nothing is installed on this machine and no kernel is built.
+#
+#   scripts/install-test.sh            against the cached main kernel
+#   KDIR=/path scripts/install-test.sh against another built kernel tree
+#
+# The last line is "install-test: N passed, N failed"; exits 1 on a failure.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$HOME/.cargo/bin:$PATH"
+cd "$ROOT"
+# The defaults are what is tested.
+unset INSTALL_MOD_DIR INSTALL_MOD_PATH
+
+passed=0
+failed=0
+check() { # NAME DETAIL-ON-FAILURE CONDITION...
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then
+		passed=$((passed + 1))
+		echo "install-test: PASS $name"
+	else
+		failed=$((failed + 1))
+		echo "install-test: FAIL $name: $detail"
+	fi
+}
+finish() {
+	echo "install-test: $passed passed, $failed failed"
+	if [ "$failed" = 0 ]; then exit 0; fi
+	exit 1
+}
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+kdir=${KDIR:-$(scripts/build-kernel.sh --print-kdir)}
+if [[ ! -f $kdir/include/config/kernel.release ]]; then
+	check kernel_is_built "no built kernel at $kdir (scripts/build-kernel.sh builds it)" false
+	finish
+fi
+release=$(<"$kdir/include/config/kernel.release")
+
+# --- the module, built and installed ---
+if make -s KDIR="$kdir" modules >"$scratch/build.log" 2>&1; then
+	check module_builds "" true
+else
+	cat "$scratch/build.log"
+	check module_builds "make KDIR=$kdir modules failed" false
+	finish
+fi
+
+modpath=$scratch/root
+if make -s KDIR="$kdir" modules_install INSTALL_MOD_PATH="$modpath" >"$scratch/install.log" 2>&1; then
+	check modules_install_succeeds "" true
+else
+	cat "$scratch/install.log"
+	check modules_install_succeeds "make modules_install failed" false
+	finish
+fi
+
+installed=$modpath/lib/modules/$release/extra/rdma_krust.ko
+check lands_in_extra "no $installed" test -f "$installed"
+found=$(find "$modpath" -name 'rdma_krust.ko*' | wc -l)
+check installed_once "$found copies of rdma_krust.ko* under $modpath" test "$found" = 1
+
+name=$(modinfo -F name "$installed" 2>/dev/null || true)
+check modinfo_name "name is '$name'" test "$name" = rdma_krust
+vermagic=$(modinfo -F vermagic "$installed" 2>/dev/null || true)
+built_vermagic=$(modinfo -F vermagic rdma_krust.ko)
+check modinfo_vermagic_release "vermagic '$vermagic' does not start with '$release '" \
+	test "${vermagic%% *}" = "$release"
+check modinfo_vermagic_as_built "vermagic '$vermagic', built '$built_vermagic'" \
+	test "$vermagic" = "$built_vermagic"
+# depmod ran against the scratch root (the kernel tree has its System.map).
+check depmod_lists_it "extra/rdma_krust.ko missing from modules.dep" \
+	grep -q '^extra/rdma_krust\.ko:' "$modpath/lib/modules/$release/modules.dep"
+
+# INSTALL_MOD_DIR still chooses the directory.
+other=$scratch/other
+make -s KDIR="$kdir" modules_install INSTALL_MOD_PATH="$other" INSTALL_MOD_DIR=updates \
+	>"$scratch/install2.log" 2>&1 || cat "$scratch/install2.log"
+check install_mod_dir_overrides "no $other/lib/modules/$release/updates/rdma_krust.ko" \
+	test -f "$other/lib/modules/$release/updates/rdma_krust.ko"
+
+# --- kernels the module cannot be built against: one line, exit 2 ---
+# refuses NAME KDIR PATTERN: `make KDIR=... modules` exits 2 before Kbuild
+# runs, with one line of output that matches PATTERN and names the page.
+refuses() {
+	local name=$1 dir=$2 pattern=$3 out rc=0
+	out=$(make --no-print-directory KDIR="$dir" modules 2>&1) || rc=$?
+	if [[ $rc = 2 && $(printf '%s\n' "$out" | wc -l) = 1 && $out =~ $pattern &&
+		$out == *Documentation/real-hosts.rst* ]]; then
+		check "$name" "" true
+	else
+		check "$name" "exit $rc, output: $out" false
+	fi
+}
+fake=$scratch/fake
+mkdir -p "$fake/unconfigured" "$fake/norust" "$fake/gcc" "$fake/unbuilt"
+grep -v '^CONFIG_RUST=' "$kdir/.config" >"$fake/norust/.config"
+sed -e 's/^CONFIG_CC_IS_CLANG=y$/CONFIG_CC_IS_GCC=y/' \
+	-e 's/^CONFIG_CC_VERSION_TEXT=.*/CONFIG_CC_VERSION_TEXT="gcc-12 (Debian 12.2.0-14) 12.2.0"/' \
+	"$kdir/.config" >"$fake/gcc/.config"
+cp "$kdir/.config" "$fake/unbuilt/.config"
+refuses refuses_missing_kdir "$fake/nonexistent" 'no such directory'
+refuses refuses_unconfigured_kdir "$fake/unconfigured" 'no \.config'
+refuses refuses_kernel_without_rust "$fake/norust" 'CONFIG_RUST is not set'
+refuses refuses_gcc_built_kernel "$fake/gcc" 'not built with clang.*gcc-12'
+refuses refuses_unbuilt_kernel "$fake/unbuilt" 'libkernel\.rmeta'
+
+finish
