@@ -6,7 +6,8 @@
 #   2. formatting: rustfmt over the module crate and the userspace crate;
 #   3. the kernel build (cached), then clippy over the module (its build) and
 #      the tool;
-#   4. cargo test of userspace-peer (ABI layout, argument parsing, printing);
+#   4. cargo test of userspace-peer (ABI layout, the C header, argument
+#      parsing, printing), then scripts/install-test.sh (modules_install);
 #   5. scripts/qemu-test.sh: module, tool, guest suite, once per provider
 #      in KRUST_PROVIDERS (default "rxe siw");
 #   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
@@ -91,6 +92,11 @@ suite() {
 	failed=$((failed + gf))
 	echo "test-all: $label: $gp passed, $gf failed"
 }
+
+# Installing: the module built against the cached kernel, `make
+# modules_install` into a scratch root, and the Makefile's refusal of
+# kernels it cannot build against (scripts/install-test.sh).
+suite "install" install-test scripts/install-test.sh
 
 # The guest suites run once per provider in KRUST_PROVIDERS: soft-RoCE
 # (rxe) and soft-iWARP (siw), both built into the project's kernels
