@@ -12,8 +12,9 @@
 #      in KRUST_PROVIDERS (default "rxe siw");
 #   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
 #      skips it);
-#   7. the same guest suites, per provider, on the debug kernel (lockdep,
-#      KASAN, kmemleak, DEBUG_ATOMIC_SLEEP, DEBUG_LIST), when KRUST_DEBUG says so: "auto"
+#   7. the guest suite on the debug kernel (lockdep, KASAN, kmemleak,
+#      DEBUG_ATOMIC_SLEEP, DEBUG_LIST), once per provider in
+#      KRUST_DEBUG_PROVIDERS (default "rxe"), when KRUST_DEBUG says so: "auto"
 #      (the default) runs it if that kernel is cached, so a cold machine
 #      builds only the main kernel; "always" builds it if needed (about 9
 #      min more); "never" skips it.
@@ -119,7 +120,9 @@ never) run_debug=0 ;;
 *) [ -f "$debug_kdir/.krust-built" ] && run_debug=1 || run_debug=0 ;;
 esac
 if [ "$run_debug" = 1 ]; then
-	for p in $providers; do
+	# siw on the debug kernel is not in the default yet: see
+	# Documentation/providers.rst, "Status".
+	for p in ${KRUST_DEBUG_PROVIDERS:-rxe}; do
 		suite "debug kernel, $p" guest env KRUST_FLAVOR=debug KRUST_PROVIDER="$p" \
 			KRUST_TIMEOUT="${KRUST_TIMEOUT:-2400}" scripts/qemu-test.sh "$@"
 	done
