@@ -345,8 +345,11 @@ test_kernel_to_kernel_sendrecv() {
 	ensure_loaded
 	start_echo 7471 6
 	local out
-	out=$("$TOOL" kernel-ping --connect "$IP:7471" --sizes 1,4096,65536,1048576,12345,0 2>&1) ||
-		fail "kernel-ping failed: $out"
+	out=$("$TOOL" kernel-ping --connect "$IP:7471" --sizes 1,4096,65536,1048576,12345,0 2>&1) || {
+		kill "$ECHO_PID" 2>/dev/null || true
+		wait "$ECHO_PID" || true
+		fail "kernel-ping failed: $out" "(echo side: $(cat /tmp/echo.7471))"
+	}
 	echo "$out" | sed 's/^/  /'
 	wait "$ECHO_PID" || fail "kernel-echo failed: $(cat /tmp/echo.7471)"
 	grep -q '^6 message(s) echoed and verified$' <<<"$out" || fail "not all verified"
