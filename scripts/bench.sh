@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: boot the guest once, run perftest and rdma-krust's in-kernel
-# loops on the same device (rxe, or siw with KRUST_PROVIDER=siw) with the same sizes and iterations
-# (scripts/guest-bench.sh), then print the side-by-side table.
+# loops on the same device (rxe, or siw with KRUST_PROVIDER=siw) with the
+# same sizes and iterations (scripts/guest-bench.sh), then print the
+# side-by-side table.
 #
 # Results stay in the run's log directory (printed): bench.jsonl (every
 # figure of both tools), samples-<op>.txt (rdma-krust's latency samples),
 # plots/*.png. With --update-docs the plots and bench.jsonl also go to
-# Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw). With --pair the same cases run across two guests
+# Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw).
+# With --pair the same cases run across two guests
 # (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
 # servers on one, the measuring side on the other, over the host's relay.
 # Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,

@@ -130,11 +130,13 @@ stacks_of() {
 	done
 }
 
-# run_bounded SECONDS CMD...: CMD's output; if CMD has not ended after
-# SECONDS, its threads' kernel stacks instead (a process stuck in the
-# kernel ignores timeout's signals), and failure.
+# run_bounded SECONDS CMD...: CMD's output and status; if CMD has not
+# ended after SECONDS, its output so far, its threads' kernel stacks (a
+# process stuck in the kernel ignores timeout's signals) and status 124.
+# CMD's output goes to a file, so a CMD that never returns does not hold
+# the caller's pipe open.
 run_bounded() {
-	local s=$1 out pid rc
+	local s=$1 out pid rc=0
 	shift
 	out=$(mktemp)
 	"$@" >"$out" 2>&1 &
@@ -143,12 +145,11 @@ run_bounded() {
 		cat "$out"
 		echo "still running after $s s:"
 		stacks_of $pid
-		kill -KILL $pid 2>/dev/null
+		kill -KILL $pid 2>/dev/null || true
 		rm -f "$out"
-		return 1
+		return 124
 	fi
-	wait $pid
-	rc=$?
+	wait $pid || rc=$?
 	cat "$out"
 	rm -f "$out"
 	return $rc
@@ -1070,23 +1071,19 @@ test_hostile_peer_costs_only_its_connection() {
 test_listener_close_races_connect() {
 	ensure_loaded
 	veth_dev ${PROV}12 12 198.51.100.25
-	local out t del
+	local out t rc=0
 	out=$(run_bounded 300 "$TOOL" listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed "$RANDOM") ||
-		fail "listen-close-race failed: $out" || return
+		fail "listen-close-race failed: $out"
 	echo "  $out"
 	t=$(date +%s%N)
-	# Its output to a file: a delete that never returns must not hold the
-	# runner's pipe open.
-	rdma link delete ${PROV}12 >/tmp/link-delete.out 2>&1 &
-	del=$!
-	if ! wait_for 20 eval "! kill -0 $del"; then
-		stacks_of $del
+	out=$(run_bounded 20 rdma link delete ${PROV}12) || rc=$?
+	if [ $rc = 124 ]; then
+		echo "$out" | sed 's/^/  /'
 		echo "  cm ids left:"
 		rdma resource show cm_id 2>&1 | sed 's/^/    /'
 		fail "rdma link delete ${PROV}12 still waiting after 20 s: an id was left behind"
-		return
 	fi
-	wait $del || fail "rdma link delete ${PROV}12 failed: $(cat /tmp/link-delete.out)"
+	[ $rc = 0 ] || fail "rdma link delete ${PROV}12 failed: $out"
 	echo "  rdma link delete took $((($(date +%s%N) - t) / 1000000)) ms"
 	ip link del kv12
 	rmmod rdma_krust || fail "rmmod failed"

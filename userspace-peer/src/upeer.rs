@@ -12,7 +12,7 @@ use crate::abi::{self, WireHdr};
 use crate::scenario::{Endpoint, WindowOwner};
 use anyhow::{bail, Context, Result};
 use rdma_sys::*;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::ffi::CString;
 use std::io;
@@ -114,7 +114,7 @@ pub struct UPeer {
     /// Windows exposed by this peer: id is the index.
     windows: RefCell<Vec<Option<Region>>>,
     /// `disconnect` was called: the drop does not disconnect again.
-    disconnected: std::cell::Cell<bool>,
+    disconnected: Cell<bool>,
 }
 
 fn qp_attr() -> ibv_qp_init_attr {
@@ -301,7 +301,7 @@ impl UPeer {
             op: Region::new(pd, abi::MAX_MSG_SIZE as usize, op_access)?,
             st: RefCell::new(State::default()),
             windows: RefCell::new(Vec::new()),
-            disconnected: std::cell::Cell::new(false),
+            disconnected: Cell::new(false),
         };
         for slot in 0..RECV_DEPTH {
             peer.post_recv(slot)?;
