@@ -269,21 +269,30 @@ impl Conn {
             (st.listen_caps, st.listen_transport)
         };
         let r = hid.adopt().and_then(|mut child| {
-            let r = self.accept_child(hid, &mut child, ev, caps, &t);
-            if r.is_err() {
-                // Best effort: the peer then fails at once with
-                // ECONNREFUSED instead of waiting for its timeout.
-                let _ = hid.reject();
-                hid.disown(child);
-                return r;
+            let param = match self.prepare_child(&mut child, ev, caps, &t) {
+                Ok(param) => param,
+                Err(e) => return Err(self.refuse(hid, child, e)),
+            };
+            // Accepted and kept under `ep`, so that a shutdown (the file
+            // closed, the device went) comes either before, and the request
+            // is refused unaccepted, or after, and finds the connection to
+            // tear down. Never between: an accepted child cannot be torn
+            // down inside its own handler on iWARP, where both the
+            // disconnect and the QP's destruction wait for the accept's
+            // ESTABLISHED event, which iw_cm delivers from the one ordered
+            // workqueue that is running this handler.
+            let mut ep = self.ep.lock();
+            if ep.sealed() {
+                drop(ep);
+                let e = Self::closed_error(&self.st.lock());
+                return Err(self.refuse(hid, child, e));
             }
-            // Shut down while this request was set up (the file closed, the
-            // device went): rdma_cm destroys the child, the peer is refused.
-            let refused = self.ep.lock().install(Slot::Connection, child);
-            refused.map_err(|child| {
-                hid.disown(child);
-                Self::closed_error(&self.st.lock())
-            })
+            if let Err(e) = hid.accept(&param) {
+                drop(ep);
+                return Err(self.refuse(hid, child, e));
+            }
+            ep.keep(Slot::Connection, child);
+            Ok(())
         });
         if let Err(e) = r {
             pr_debug!("accept failed: {:?}\n", e);
@@ -292,14 +301,24 @@ impl Conn {
         }
     }
 
-    pub(super) fn accept_child(
+    /// A request this side will not take, not accepted: the peer is refused
+    /// at once (best effort) instead of at its timeout, and rdma_cm destroys
+    /// the child when the handler returns. Returns `e`.
+    fn refuse(&self, hid: &HandlerId<'_, Self>, child: CmId<Self>, e: Error) -> Error {
+        let _ = hid.reject();
+        hid.disown(child);
+        e
+    }
+
+    /// Sets an adopted child up (its QP, receives, the depths from the
+    /// peer's request and the device): the parameters to accept it with.
+    pub(super) fn prepare_child(
         self: &Arc<Self>,
-        hid: &HandlerId<'_, Self>,
         child: &mut CmId<Self>,
         ev: &CmEvent,
         caps: (u32, u32),
         t: &abi::Transport,
-    ) -> Result {
+    ) -> Result<ConnParam> {
         let dev = child.device().ok_or(ENODEV)?;
         let attrs = dev.attrs();
         // Serve no more READs/atomics than the peer will issue, and issue no
@@ -313,8 +332,7 @@ impl Conn {
         }
         child.set_ack_timeout(t.ack_timeout)?;
         child.set_min_rnr_timer(t.min_rnr_timer)?;
-        let param = self.prepare(child, &dev, resp, init, t)?;
-        hid.accept(&param)
+        self.prepare(child, &dev, resp, init, t)
     }
 
     /// `IOCTL_DISCONNECT`.

@@ -165,11 +165,23 @@ impl Ep {
         if self.sealed {
             return Err(id);
         }
+        self.keep(slot, id);
+        Ok(())
+    }
+
+    /// Keeps `id` in `slot`, for a caller that found `ep` unsealed
+    /// ([`Ep::sealed`]) and has held it since.
+    fn keep(&mut self, slot: Slot, id: CmId<Conn>) {
+        // INVARIANT: not sealed (the caller checked, under the same guard).
         match slot {
             Slot::Listener => self.listener = Some(id),
             Slot::Connection => self.id = Some(id),
         }
-        Ok(())
+    }
+
+    /// Whether [`Ep::seal`] has run: `install` refuses from then on.
+    fn sealed(&self) -> bool {
+        self.sealed
     }
 
     /// Takes both ids and takes no more: the listener and the connection.

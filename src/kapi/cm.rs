@@ -387,17 +387,24 @@ impl<H: CmHandler> HandlerId<'_, H> {
     }
 
     /// Gives an adopted child back to rdma_cm, for a request the handler
-    /// will not keep: its QP goes now (drained, like any), and rdma_cm
-    /// destroys the id when the handler returns, rejecting the request if it
-    /// was not rejected already. The way to drop a child inside its own
-    /// handler, where dropping the [`CmId`] would wait for itself.
+    /// will not keep and has not accepted: its QP goes now (drained, like
+    /// any), and rdma_cm destroys the id when the handler returns, rejecting
+    /// the request if it was not rejected already. The way to drop a child
+    /// inside its own handler, where dropping the [`CmId`] would wait for
+    /// itself.
+    ///
+    /// The QP is not disconnected first, as [`CmId::close_qp`] would: there
+    /// is no connection to end. A child whose accept went out cannot be
+    /// given back here on iWARP: both `rdma_disconnect()` and destroying its
+    /// QP wait for the accept's ESTABLISHED event, which iw_cm delivers from
+    /// its one ordered workqueue, the one running this handler.
     pub(crate) fn disown(&self, mut child: CmId<H>) {
         if child.id != self.id || !self.adopted.get() {
             // Not this handler's child: an ordinary drop is safe.
             drop(child);
             return;
         }
-        child.close_qp();
+        drop(child.qp.take());
         let child = ManuallyDrop::new(child);
         // SAFETY: the child's context is the `Arc<H>` whose count `adopt`
         // gave to `child`; that count is released here, once, instead of in

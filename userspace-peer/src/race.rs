@@ -16,10 +16,10 @@
 
 use crate::fuzz::Rng;
 use crate::kdev::KrustDev;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The arguments of `rdma-krust listen-close-race`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
@@ -39,6 +39,10 @@ pub struct ListenRaceArgs {
     /// Seed of the delays.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Print a line per round: the delay, how the connect ended, and how
+    /// long the connect and the two closes took.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 /// `rdma-krust listen-close-race`: prints how each round's connect ended.
@@ -46,22 +50,49 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
     let mut rng = Rng::new(a.seed);
     let addr = crate::stress::addr_of(a.ip, a.port);
     let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
+    let ms = |t: Instant| t.elapsed().as_millis();
+    // The slowest round, by its whole duration, and that round's line.
+    let mut slowest = (0u128, String::new());
     for round in 0..a.rounds {
+        let t0 = Instant::now();
         let l = KrustDev::open(path)?;
         l.listen(addr, 0, 0, 0)
             .with_context(|| format!("round {round}: IOCTL_LISTEN"))?;
         let c = KrustDev::open(path)?;
-        let connector = std::thread::spawn(move || c.connect(addr, 0, 0, 3_000, 0).map(|_| c));
-        std::thread::sleep(Duration::from_micros(rng.below(a.max_delay_us + 1)));
+        let connector = std::thread::spawn(move || {
+            let t = Instant::now();
+            let r = c.connect(addr, 0, 0, 3_000, 0);
+            (r, ms(t), c)
+        });
+        let delay = rng.below(a.max_delay_us + 1);
+        std::thread::sleep(Duration::from_micros(delay));
+        let t = Instant::now();
         drop(l);
-        let outcome = match connector.join().expect("connector panicked") {
-            Ok(_c) => "connected".to_string(),
+        let close_listener = ms(t);
+        let Ok((r, connect_ms, c)) = connector.join() else {
+            bail!("round {round}: the connecting thread panicked");
+        };
+        let t = Instant::now();
+        drop(c);
+        let close_connector = ms(t);
+        let outcome = match r {
+            Ok(_) => "connected".to_string(),
             Err(e) => e
                 .root_cause()
                 .downcast_ref::<std::io::Error>()
                 .and_then(std::io::Error::raw_os_error)
                 .map_or_else(|| e.to_string(), crate::errno::errno_name),
         };
+        let line = format!(
+            "round {round}: close after {delay} us, connect {outcome} in {connect_ms} ms, \
+             closes took {close_listener} ms (listener) and {close_connector} ms (connector)"
+        );
+        if a.trace {
+            println!("{line}");
+        }
+        if ms(t0) >= slowest.0 {
+            slowest = (ms(t0), line);
+        }
         *outcomes.entry(outcome).or_default() += 1;
     }
     let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -70,5 +101,6 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
         a.rounds,
         list.join(", ")
     );
+    println!("slowest {}", slowest.1);
     Ok(())
 }
