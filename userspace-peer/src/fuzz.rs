@@ -1450,7 +1450,7 @@ pub fn run(path: &str, args: FuzzArgs) -> Result<()> {
                 } else {
                     eprintln!("fuzz: call {cmd:#010x} on fd{slot} has not returned in 60 s: hang");
                 }
-                std::process::exit(3);
+                std::process::exit(crate::exit::HANG.into());
             }
         }
     });

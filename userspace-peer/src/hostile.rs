@@ -323,7 +323,9 @@ fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
                     bail!("receive {i}: {n} bytes, expected {len}");
                 }
                 if let Some(off) = pattern::check(&buf[..n], seed, index) {
-                    bail!("receive {i}: message differs at offset {off}");
+                    return Err(crate::exit::mismatch(format!(
+                        "receive {i}: message differs at offset {off}"
+                    )));
                 }
             }
             (Expect::Errno(e), Err(err)) if err.raw_os_error() == Some(e) => {
@@ -409,9 +411,11 @@ fn bystander(path: &str, a: &HostileArgs, stop: &AtomicBool) -> Result<u64> {
         let check = |b: &[u8], what: &str| {
             if b.len() != len || pattern::check(b, seed, n).is_some() {
                 let got = b.len();
-                bail!("bystander message {n}: {what} got {got} bytes, not the {len} sent intact");
+                return Err(crate::exit::mismatch(format!(
+                    "bystander message {n}: {what} got {got} bytes, not the {len} sent intact"
+                )));
             }
-            Ok(())
+            Ok::<(), anyhow::Error>(())
         };
         c.send(&msg, 10_000).context("bystander SEND")?;
         let got = l.recv(&mut buf, 10_000).context("bystander RECV")?;

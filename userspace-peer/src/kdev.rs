@@ -11,6 +11,52 @@ use std::os::fd::AsRawFd;
 /// Default path of the device node.
 pub const DEV_PATH: &str = "/dev/rdma_krust";
 
+/// What failed, for [`Failed`]: the steps whose errors the tool explains
+/// (`crate::exit::hint`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Opening the device node at this path.
+    Open(String),
+    /// `IOCTL_LISTEN` on this address.
+    Listen(abi::Addr),
+    /// `IOCTL_CONNECT` to this address.
+    Connect(abi::Addr),
+    /// `IOCTL_ACCEPT`.
+    Accept,
+}
+
+/// An OS error of one of the [`Op`] steps. Printed as before (`open PATH`,
+/// `ioctl IOCTL_CONNECT`, then the OS error, its source), so scripts that
+/// look for the errno text still find it.
+#[derive(Debug)]
+pub struct Failed {
+    /// The step.
+    pub op: Op,
+    /// Its error.
+    pub err: io::Error,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.op {
+            Op::Open(p) => write!(f, "open {p}"),
+            Op::Listen(_) => f.write_str("ioctl IOCTL_LISTEN"),
+            Op::Connect(_) => f.write_str("ioctl IOCTL_CONNECT"),
+            Op::Accept => f.write_str("ioctl IOCTL_ACCEPT"),
+        }
+    }
+}
+
+impl std::error::Error for Failed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.err)
+    }
+}
+
+fn failed(op: Op) -> impl FnOnce(io::Error) -> anyhow::Error {
+    move |err| anyhow::Error::new(Failed { op, err })
+}
+
 /// An open `/dev/rdma_krust`.
 pub struct KrustDev {
     file: File,
@@ -30,7 +76,7 @@ impl KrustDev {
             .read(true)
             .write(true)
             .open(path)
-            .with_context(|| format!("open {path}"))?;
+            .map_err(failed(Op::Open(path.to_string())))?;
         Ok(Self {
             file,
             transport: Default::default(),
@@ -144,7 +190,7 @@ impl KrustDev {
         };
         // SAFETY: `req` is a `ConnectReq`, what the command expects.
         unsafe { self.raw_ioctl(abi::IOCTL_CONNECT, &mut req as *mut _ as usize) }
-            .context("ioctl IOCTL_CONNECT")?;
+            .map_err(failed(Op::Connect(dst)))?;
         Ok(req.info)
     }
 
@@ -160,7 +206,7 @@ impl KrustDev {
         };
         // SAFETY: `req` is a `ListenReq`, only read by the kernel.
         unsafe { self.raw_ioctl(abi::IOCTL_LISTEN, &req as *const _ as usize) }
-            .context("ioctl IOCTL_LISTEN")?;
+            .map_err(failed(Op::Listen(addr)))?;
         Ok(())
     }
 
@@ -172,7 +218,7 @@ impl KrustDev {
         };
         // SAFETY: `req` is an `AcceptReq`, what the command expects.
         unsafe { self.raw_ioctl(abi::IOCTL_ACCEPT, &mut req as *mut _ as usize) }
-            .context("ioctl IOCTL_ACCEPT")?;
+            .map_err(failed(Op::Accept))?;
         Ok(req.info)
     }
 

@@ -10,6 +10,7 @@ mod addr;
 mod bench;
 mod ctl;
 mod errno;
+mod exit;
 mod fuzz;
 mod hostile;
 mod kdev;
@@ -32,7 +33,7 @@ use std::process::ExitCode;
 
 /// Drive the rdma_krust kernel module and compare it with libibverbs.
 #[derive(Parser, Debug)]
-#[command(name = "rdma-krust", version, about)]
+#[command(name = "rdma-krust", version, about, long_about = LONG_ABOUT)]
 pub struct Cli {
     /// Path of the module's device node.
     #[arg(long, global = true, default_value = kdev::DEV_PATH)]
@@ -857,7 +858,7 @@ fn run(cli: Cli) -> Result<()> {
             match (server, client) {
                 (true, false) => rping::server(&dev, addr),
                 (false, true) => rping::client(&dev, addr, count, size, validate),
-                _ => bail!("rping: give --server or --client"),
+                _ => Err(exit::usage("rping: give --server or --client")),
             }
         }
         Cmd::Bench(args) => run_bench(&open_dev(&o)?, args),
@@ -939,20 +940,42 @@ fn catch_usr1() -> Result<()> {
     Ok(())
 }
 
+/// `--help`'s description of the tool: what it is, then the exit statuses.
+const LONG_ABOUT: &str = concat!(
+    "Drive the rdma_krust kernel module and compare it with libibverbs.\n\n",
+    "Subcommands that use the module open /dev/rdma_krust (root only); \
+     serve, ping, initiate and devices --verbs are a userspace RDMA peer \
+     and do not. `bench` takes perftest's options, `rping` rping's. \
+     Documentation/user-guide.rst has every subcommand.\n\n",
+    exit::statuses!()
+);
+
+/// Prints `e` (and what to do about it, when known) the way the tool ends
+/// with it, and returns its exit status.
+fn report(e: &anyhow::Error) -> u8 {
+    let code = exit::code(e);
+    if code == exit::USAGE {
+        eprintln!("rdma-krust: error: {e:#}\n\nFor more information, try '--help'.");
+        return code;
+    }
+    eprintln!("rdma-krust: {e:#}");
+    if let Some(h) = exit::hint(e) {
+        eprintln!("rdma-krust: hint: {h}");
+    }
+    code
+}
+
 fn main() -> ExitCode {
+    // Usage errors exit with 2, --help and --version with 0 (clap's own).
     let cli = Cli::parse();
     if cli.eintr_on_usr1 {
         if let Err(e) = catch_usr1() {
-            eprintln!("rdma-krust: {e:#}");
-            return ExitCode::FAILURE;
+            return ExitCode::from(report(&e));
         }
     }
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("rdma-krust: {e:#}");
-            ExitCode::FAILURE
-        }
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => ExitCode::from(report(&e)),
     }
 }
 
@@ -997,6 +1020,55 @@ mod tests {
             e.kind(),
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         );
+    }
+
+    #[test]
+    fn help_lists_exit_statuses() {
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("Exit status:"), "{help}");
+        for line in [
+            "0  success",
+            "1  runtime failure",
+            "2  usage error",
+            "3  hang",
+            "4  data mismatch",
+        ] {
+            assert!(help.contains(line), "{line}: {help}");
+        }
+    }
+
+    #[test]
+    fn usage_errors_exit_2() {
+        // clap's own errors exit with 2 ...
+        let e = Cli::try_parse_from(["rdma-krust", "devices", "--nope"]).unwrap_err();
+        assert_eq!(e.exit_code(), i32::from(exit::USAGE));
+        // ... and so do the tool's.
+        let e = exit::usage("rping: give --server or --client");
+        assert_eq!(report(&e), exit::USAGE);
+        assert_eq!(
+            report(&exit::mismatch("ping 0: data mismatch")),
+            exit::MISMATCH
+        );
+        assert_eq!(report(&anyhow::anyhow!("failed")), exit::FAILURE);
+    }
+
+    #[test]
+    fn a_missing_node_says_to_load_the_module() {
+        let o = DevOpts {
+            path: "/nonexistent/rdma_krust".into(),
+            transport: Default::default(),
+            msg_timeout_ms: 1,
+            op_timeout_ms: 0,
+        };
+        let Err(e) = open_dev(&o) else {
+            panic!("opened a missing node")
+        };
+        assert_eq!(exit::code(&e), exit::FAILURE);
+        assert!(
+            format!("{e:#}").contains("No such file or directory"),
+            "{e:#}"
+        );
+        assert!(exit::hint(&e).unwrap().contains("is the module loaded?"));
     }
 
     #[test]

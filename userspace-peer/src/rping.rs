@@ -126,7 +126,7 @@ pub fn client(
             let mut sink = vec![0u8; size as usize];
             dev.window_io(sink_id, 0, &mut sink, true)?;
             if sink != start {
-                bail!("ping {ping}: data mismatch");
+                return Err(crate::exit::mismatch(format!("ping {ping}: data mismatch")));
             }
         }
     }

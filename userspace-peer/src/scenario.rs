@@ -7,6 +7,7 @@
 use crate::abi;
 use crate::ctl::{self, Advert};
 use crate::errno::errno_name;
+use crate::exit::mismatch;
 use crate::kdev::KrustDev;
 use crate::pattern;
 use anyhow::{bail, Context, Result};
@@ -98,7 +99,9 @@ fn request(ep: &dyn Endpoint, tag: &[u8; 8], arg: u64) -> Result<u64> {
     let n = ep.recv_msg(&mut b)?;
     match ctl::decode(&b[..n]) {
         Some((t, v)) if &t == ctl::OK => Ok(v),
-        Some((t, v)) if &t == ctl::BAD => bail!("target: check failed at offset {v}"),
+        Some((t, v)) if &t == ctl::BAD => {
+            Err(mismatch(format!("target: check failed at offset {v}")))
+        }
         _ => bail!("target sent a bad reply"),
     }
 }
@@ -155,7 +158,9 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
             ep.rdma(w.addr, w.rkey, &mut buf, false)
                 .context("RDMA READ")?;
             if let Some(off) = pattern::check(&buf, seed, 0) {
-                bail!("READ: target's pattern differs at offset {off}");
+                return Err(mismatch(format!(
+                    "READ: target's pattern differs at offset {off}"
+                )));
             }
             pattern::fill(&mut buf, seed, 1);
             ep.rdma(w.addr, w.rkey, &mut buf, true)
@@ -165,7 +170,7 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
             ep.rdma(w.addr, w.rkey, &mut buf, false)
                 .context("RDMA READ back")?;
             if let Some(off) = pattern::check(&buf, seed, 1) {
-                bail!("READ back: differs at offset {off}");
+                return Err(mismatch(format!("READ back: differs at offset {off}")));
             }
             println!("rw ok {len} bytes");
         }
@@ -191,7 +196,9 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
                     return Err(e).context("RDMA READ");
                 }
                 if let Some(off) = pattern::check(&buf, seed, 0) {
-                    bail!("READ {i}: target's pattern differs at offset {off}");
+                    return Err(mismatch(format!(
+                        "READ {i}: target's pattern differs at offset {off}"
+                    )));
                 }
                 println!("READ {i}: {} ms", t.elapsed().as_millis());
             }
@@ -204,11 +211,13 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
             let cas = abi::ATOMIC_CMP_SWAP;
             let old = ep.atomic(w.addr, w.rkey, cas, 0, 0x1111).context("CAS")?;
             if old != 0 {
-                bail!("CAS 0->0x1111 saw {old:#x}, expected 0");
+                return Err(mismatch(format!("CAS 0->0x1111 saw {old:#x}, expected 0")));
             }
             let old = ep.atomic(w.addr, w.rkey, cas, 0, 0x2222).context("CAS")?;
             if old != 0x1111 {
-                bail!("failing CAS saw {old:#x}, expected 0x1111");
+                return Err(mismatch(format!(
+                    "failing CAS saw {old:#x}, expected 0x1111"
+                )));
             }
             println!("cas ok: swapped 0 -> 0x1111, then refused 0 -> 0x2222");
             for i in 0..u64::from(adds) {
@@ -216,7 +225,7 @@ pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
                     .atomic(w.addr, w.rkey, abi::ATOMIC_FETCH_ADD, 5, 0)
                     .context("FADD")?;
                 if old != 0x1111 + 5 * i {
-                    bail!("FADD {i} saw {old:#x}");
+                    return Err(mismatch(format!("FADD {i} saw {old:#x}")));
                 }
             }
             let sum = 0x1111 + 5 * u64::from(adds);
@@ -423,10 +432,12 @@ pub fn ping(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
             .recv_msg(&mut back)
             .with_context(|| format!("receive echo {i}"))?;
         if n as u64 != size {
-            bail!("echo {i}: {n} bytes, sent {size}");
+            return Err(mismatch(format!("echo {i}: {n} bytes, sent {size}")));
         }
         if let Some(off) = pattern::check(&back[..n], seed, i as u64) {
-            bail!("echo {i} ({size} bytes): data differs at offset {off}");
+            return Err(mismatch(format!(
+                "echo {i} ({size} bytes): data differs at offset {off}"
+            )));
         }
         println!("ok {size} bytes");
     }
@@ -472,7 +483,9 @@ pub fn sink(ep: &dyn Endpoint, count: u32, seed: u64) -> Result<()> {
             .recv_msg(&mut buf)
             .with_context(|| format!("receive message {i}"))?;
         if let Some(off) = pattern::check(&buf[..n], seed, u64::from(i)) {
-            bail!("message {i} ({n} bytes): data differs at offset {off}");
+            return Err(mismatch(format!(
+                "message {i} ({n} bytes): data differs at offset {off}"
+            )));
         }
         println!("ok {n} bytes");
     }

@@ -29,6 +29,7 @@
 use crate::abi;
 use crate::ctl::Advert;
 use crate::errno::errno_name;
+use crate::exit::mismatch;
 use crate::fuzz::Rng;
 use crate::kdev::KrustDev;
 use crate::pattern;
@@ -90,7 +91,9 @@ fn recv_check(dev: &KrustDev, buf: &mut [u8], size: usize, seed: u64, index: u64
         bail!("received {n} bytes, expected {size}");
     }
     if let Some(off) = pattern::check(&buf[..n], seed, index) {
-        bail!("message {index} of seed {seed}: differs at offset {off}");
+        return Err(mismatch(format!(
+            "message {index} of seed {seed}: differs at offset {off}"
+        )));
     }
     Ok(())
 }
@@ -373,12 +376,12 @@ fn take_msg(me: &Side, from: usize, m: &[u8]) -> Result<()> {
     let thread = u32::from_ne_bytes(m[8..12].try_into()?);
     let seq = u64::from_ne_bytes(m[16..24].try_into()?);
     if let Some(off) = pattern::check(&m[MSG_HDR..], msg_seed(from, thread), seq) {
-        bail!(
+        return Err(mismatch(format!(
             "{}: message {seq} of thread {thread} ({} bytes): differs at offset {}",
             me.name,
             m.len(),
             MSG_HDR + off
-        );
+        )));
     }
     if !lock(&me.got).insert((thread, seq)) {
         bail!(
@@ -483,10 +486,10 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
                     .with_context(|| format!("{} thread {t}: RDMA READ", me.name))?;
                 me.busy[t as usize].store(OP_IDLE, Ordering::Relaxed);
                 if back[..len] != wbuf[..len] {
-                    bail!(
+                    return Err(mismatch(format!(
                         "{} thread {t}: READ back of {len} bytes differs from the WRITE",
                         me.name
-                    );
+                    )));
                 }
                 lock(&me.last)[t as usize] = Some((len, iter));
                 iter += 1;
@@ -624,14 +627,18 @@ pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
             }
             dump_stall(&sides);
             io::stdout().flush()?;
-            std::process::exit(3);
+            std::process::exit(crate::exit::HANG.into());
         }
     }
     let mut errors = Vec::new();
+    let mut mismatched = false;
     for h in handles {
         match h.join() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => errors.push(format!("{e:#}")),
+            Ok(Err(e)) => {
+                mismatched |= crate::exit::code(&e) == crate::exit::MISMATCH;
+                errors.push(format!("{e:#}"));
+            }
             Err(_) => errors.push("a thread panicked".into()),
         }
     }
@@ -639,7 +646,11 @@ pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
         for e in &errors {
             println!("stress: error: {e}");
         }
-        bail!("{} thread(s) failed", errors.len());
+        let msg = format!("{} thread(s) failed", errors.len());
+        if mismatched {
+            return Err(mismatch(msg));
+        }
+        bail!(msg);
     }
 
     // Whatever is still queued arrives now.
@@ -671,11 +682,11 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
             .filter(|m| !sent.contains(m) && !maybe.contains(m))
             .count();
         if missing > 0 || extra > 0 {
-            bail!(
+            return Err(mismatch(format!(
                 "{} -> {}: {missing} message(s) sent and never received, {extra} received and never sent",
                 me.name,
                 peer.name
-            );
+            )));
         }
         // The counter after this file's fetch-and-adds, read by its owner.
         let mut v = [0u8; 8];
@@ -687,12 +698,12 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
         let mut olds = lock(&me.olds).clone();
         olds.sort_unstable();
         if counter != olds.len() as u64 || olds.iter().enumerate().any(|(i, &o)| o != i as u64) {
-            bail!(
+            return Err(mismatch(format!(
                 "{} -> {}: counter {counter} after {} fetch-and-adds (values seen not 0..n)",
                 me.name,
                 peer.name,
                 olds.len()
-            );
+            )));
         }
         sums.push(counter);
         // Each thread's last WRITE is in the window.
@@ -703,11 +714,10 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
                 .window_io(peer.win_id, (t * SLOT) as u64, &mut w, true)
                 .context("IOCTL_WINDOW_READ")?;
             if let Some(off) = pattern::check(&w, rdma_seed(s, t as u32), iter) {
-                bail!(
+                return Err(mismatch(format!(
                     "{}'s window, slot of {} thread {t}: differs from its last WRITE at {off}",
-                    peer.name,
-                    me.name
-                );
+                    peer.name, me.name
+                )));
             }
         }
         let n = &me.n;
