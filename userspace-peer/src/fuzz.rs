@@ -1153,7 +1153,10 @@ impl Fuzzer {
             abi::IOCTL_CONN_INFO => {
                 let i: abi::ConnInfo = from_bytes(got);
                 if i.state > abi::state::CLOSED {
-                    self.violation(slot, &format!("CONN_INFO state {}", i.state));
+                    self.violation(
+                        slot,
+                        &format!("CONN_INFO state {}", crate::table::state_name(i.state)),
+                    );
                 }
                 self.slots[slot].connected = i.state == abi::state::CONNECTED;
             }

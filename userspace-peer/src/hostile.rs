@@ -332,8 +332,8 @@ fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
                 let info = dev.conn_info()?;
                 if info.state != abi::state::CLOSED || info.error != e as u32 {
                     bail!(
-                        "after {err}: state {} error {}, expected closed with {e}",
-                        info.state,
+                        "after {err}: state {} error {}, expected CLOSED with {e}",
+                        crate::table::state_name(info.state),
                         info.error
                     );
                 }
@@ -431,7 +431,7 @@ fn bystander(path: &str, a: &HostileArgs, stop: &AtomicBool) -> Result<u64> {
     if info.state != abi::state::CONNECTED {
         bail!(
             "bystander connection state {} error {}",
-            info.state,
+            crate::table::state_name(info.state),
             info.error
         );
     }

@@ -569,7 +569,7 @@ fn conn_line(i: &abi::ConnInfo) -> String {
     format!(
         "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
         table::name(&dev),
-        i.state,
+        table::state_name(i.state),
         i.responder_resources,
         i.initiator_depth,
         i.asked_responder_resources,
@@ -1020,6 +1020,22 @@ mod tests {
             e.kind(),
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         );
+    }
+
+    #[test]
+    fn conn_line_names_the_state() {
+        let mut i = abi::ConnInfo {
+            state: abi::state::CONNECTED,
+            ..Default::default()
+        };
+        i.device[..4].copy_from_slice(b"rxe0");
+        let l = conn_line(&i);
+        assert!(
+            l.starts_with("conn: device=rxe0 state=CONNECTED resp=0 "),
+            "{l}"
+        );
+        i.state = abi::state::CLOSED;
+        assert!(conn_line(&i).contains(" state=CLOSED "));
     }
 
     #[test]

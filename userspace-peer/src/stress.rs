@@ -308,7 +308,10 @@ fn dump_stall(sides: &[Arc<Side>]) {
             if let Ok(i) = side.dev.conn_info() {
                 println!(
                     "stress: {}: state {} error {} credits {}",
-                    side.name, i.state, i.error, i.credits
+                    side.name,
+                    crate::table::state_name(i.state),
+                    i.error,
+                    i.credits
                 );
             }
         }
@@ -1309,13 +1312,7 @@ fn close_timed(dev: KrustDev) -> Result<()> {
 /// the errors allowed.
 fn expect_state(dev: &KrustDev, state: u32, errors: &[u32]) -> Result<()> {
     let i = dev.conn_info()?;
-    let name = |s| match s {
-        abi::state::IDLE => "IDLE",
-        abi::state::LISTENING => "LISTENING",
-        abi::state::CONNECTING => "CONNECTING",
-        abi::state::CONNECTED => "CONNECTED",
-        _ => "CLOSED",
-    };
+    let name = crate::table::state_name;
     println!(
         "after: IOCTL_CONN_INFO: state {} error {}",
         name(i.state),

@@ -27,6 +27,18 @@ pub fn guid(g: u64) -> String {
     )
 }
 
+/// A connection state (`abi::state`) by name; an unknown one as its number.
+pub fn state_name(s: u32) -> String {
+    match s {
+        abi::state::IDLE => "IDLE".into(),
+        abi::state::LISTENING => "LISTENING".into(),
+        abi::state::CONNECTING => "CONNECTING".into(),
+        abi::state::CONNECTED => "CONNECTED".into(),
+        abi::state::CLOSED => "CLOSED".into(),
+        n => format!("UNKNOWN({n})"),
+    }
+}
+
 fn port_state(s: u32) -> &'static str {
     match s {
         0 => "NOP",
@@ -138,6 +150,16 @@ mod tests {
         d.max_qp_init_rd_atom = 128;
         d.atomic_cap = 1;
         d
+    }
+
+    #[test]
+    fn states_by_name() {
+        assert_eq!(state_name(abi::state::IDLE), "IDLE");
+        assert_eq!(state_name(abi::state::LISTENING), "LISTENING");
+        assert_eq!(state_name(abi::state::CONNECTING), "CONNECTING");
+        assert_eq!(state_name(abi::state::CONNECTED), "CONNECTED");
+        assert_eq!(state_name(abi::state::CLOSED), "CLOSED");
+        assert_eq!(state_name(9), "UNKNOWN(9)");
     }
 
     #[test]
