@@ -145,6 +145,10 @@ pub fn hint(e: &anyhow::Error) -> Option<String> {
     Some(h)
 }
 
+/// How to get an RDMA device, for messages about having none.
+pub const ADD_DEVICE: &str = "add one with rdma link add rxe0 type rxe netdev \
+     eth0 (or type siw), or load the NIC's RDMA driver; rdma link show lists them";
+
 #[cfg(test)]
 mod tests {
     use super::*;

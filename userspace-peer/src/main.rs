@@ -128,8 +128,11 @@ pub enum Cmd {
         #[arg(long)]
         verbs: bool,
         /// One line per device: name and node GUID.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "json")]
         brief: bool,
+        /// Every field as one JSON object: {"source", "devices": [...]}.
+        #[arg(short = 'j', long)]
+        json: bool,
     },
     /// Check that the module and this tool agree on the ioctl ABI.
     Abi,
@@ -739,7 +742,7 @@ fn run(cli: Cli) -> Result<()> {
         op_timeout_ms: cli.op_timeout_ms,
     };
     match cli.cmd {
-        Cmd::Devices { verbs, brief } => {
+        Cmd::Devices { verbs, brief, json } => {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
@@ -750,10 +753,20 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 "/dev/rdma_krust (ib_client)"
             };
-            if brief {
+            if json {
+                print!("{}", table::json(source, &devices));
+            } else if brief {
                 print!("{}", table::brief(&devices));
             } else {
                 print!("{}", table::full(source, &devices));
+            }
+            if devices.is_empty() {
+                // Not an error (an empty list is an answer), but say why.
+                let who = if verbs { "libibverbs" } else { "the module" };
+                eprintln!(
+                    "rdma-krust: hint: {who} sees no RDMA device; {}",
+                    exit::ADD_DEVICE
+                );
             }
             Ok(())
         }
@@ -996,9 +1009,16 @@ mod tests {
             cli.cmd,
             Cmd::Devices {
                 verbs: true,
-                brief: true
+                brief: true,
+                json: false
             }
         );
+        for j in ["-j", "--json"] {
+            let cli = Cli::try_parse_from(["rdma-krust", "devices", j]).unwrap();
+            assert!(matches!(cli.cmd, Cmd::Devices { json: true, .. }));
+        }
+        let e = Cli::try_parse_from(["rdma-krust", "devices", "-j", "--brief"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
         assert_eq!(cli.dev, "/dev/rdma_krust");
     }
 

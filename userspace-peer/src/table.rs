@@ -85,6 +85,41 @@ pub fn brief(devices: &[abi::DeviceInfo]) -> String {
     lines.concat()
 }
 
+/// Every field as JSON, sorted by name: `{"source": ..., "devices": [...]}`,
+/// one object per device with its ports; the GUID as `ibv_devinfo` prints it.
+pub fn json(source: &str, devices: &[abi::DeviceInfo]) -> String {
+    let mut sorted: Vec<&abi::DeviceInfo> = devices.iter().collect();
+    sorted.sort_by_key(|d| name(d));
+    let devices: Vec<serde_json::Value> = sorted
+        .iter()
+        .map(|d| {
+            let n = (d.num_ports as usize).min(abi::MAX_PORTS);
+            let ports: Vec<serde_json::Value> = d.ports[..n]
+                .iter()
+                .map(|p| {
+                    serde_json::json!({
+                        "port": p.port_num,
+                        "state": port_state(p.state),
+                        "active_mtu": mtu(p.active_mtu),
+                        "link_layer": link_layer(p.link_layer),
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "name": name(d),
+                "node_guid": guid(d.node_guid),
+                "ports": ports,
+                "max_qp_rd_atom": d.max_qp_rd_atom,
+                "max_qp_init_rd_atom": d.max_qp_init_rd_atom,
+                "atomic_cap": atomic_cap(d.atomic_cap),
+                "max_mr_size": d.max_mr_size,
+            })
+        })
+        .collect();
+    let v = serde_json::json!({ "source": source, "devices": devices });
+    format!("{v}\n")
+}
+
 /// A table of every field, sorted by name, headed by where it came from.
 pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
     let mut sorted: Vec<&abi::DeviceInfo> = devices.iter().collect();
@@ -183,6 +218,28 @@ mod tests {
         assert!(line.contains(" 128 "), "{line}");
         assert!(line.contains(" HCA "), "{line}");
         assert!(out.starts_with("1 device(s) from test\n"));
+    }
+
+    #[test]
+    fn json_has_every_field() {
+        let out = json("test", &[dev("rxe1", 2), dev("rxe0", 1)]);
+        assert!(out.ends_with("}\n"));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["source"], "test");
+        let d = &v["devices"][0];
+        assert_eq!(d["name"], "rxe0");
+        assert_eq!(d["node_guid"], "0000:0000:0000:0001");
+        assert_eq!(d["max_qp_rd_atom"], 128);
+        assert_eq!(d["max_qp_init_rd_atom"], 128);
+        assert_eq!(d["atomic_cap"], "HCA");
+        assert_eq!(d["max_mr_size"], 0);
+        assert_eq!(d["ports"][0]["port"], 1);
+        assert_eq!(d["ports"][0]["state"], "ACTIVE");
+        assert_eq!(d["ports"][0]["active_mtu"], "1024");
+        assert_eq!(d["ports"][0]["link_layer"], "Eth");
+        assert_eq!(v["devices"][1]["name"], "rxe1");
+        let none: serde_json::Value = serde_json::from_str(&json("x", &[])).unwrap();
+        assert_eq!(none["devices"].as_array().map(Vec::len), Some(0));
     }
 
     #[test]

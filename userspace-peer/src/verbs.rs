@@ -16,7 +16,16 @@ pub fn list_devices() -> Result<Vec<abi::DeviceInfo>> {
     // SAFETY: `n` is a valid out-pointer.
     let list = unsafe { ibv_get_device_list(&mut n) };
     if list.is_null() {
-        bail!("ibv_get_device_list: {}", io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            // libibverbs found no uverbs in sysfs.
+            bail!(
+                "ibv_get_device_list: {e}: libibverbs sees no RDMA device: \
+                 load ib_uverbs (modprobe ib_uverbs) and {}",
+                crate::exit::ADD_DEVICE
+            );
+        }
+        bail!("ibv_get_device_list: {e}");
     }
     let mut out = Vec::new();
     let mut result = Ok(());
