@@ -60,7 +60,7 @@ pub struct FuzzArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
     pub fds: u64,
     /// Address to listen on and connect to (the guest's rxe0).
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// First port of the 256 the fuzzer listens on.
     #[arg(long, default_value_t = 20000)]

@@ -42,7 +42,7 @@ const WAIT_MS: u32 = 20_000;
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct HostileArgs {
     /// Address of the RDMA device's interface: both ends use it.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port of the lying connections; the bystander uses the next one.
     #[arg(long, default_value_t = 7700)]

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct ListenRaceArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port of the listener.
     #[arg(long, default_value_t = 7720)]

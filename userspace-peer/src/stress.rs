@@ -118,7 +118,7 @@ pub struct CyclesArgs {
     #[arg(long, default_value_t = 100)]
     pub count: u32,
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on, the same every cycle.
     #[arg(long, default_value_t = 7900)]
@@ -193,7 +193,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// First port; connection `i` uses `port + i`.
     #[arg(long, default_value_t = 7960)]
@@ -764,7 +764,7 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct RaceArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7990)]
@@ -916,7 +916,7 @@ pub fn recv_race(path: &str, a: &RaceArgs) -> Result<()> {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct LivelockArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7995)]
@@ -1023,13 +1023,13 @@ pub struct BlockArgs {
     #[arg(long, value_enum)]
     pub case: BlockCase,
     /// Address of rxe0.
-    #[arg(long, default_value = "192.0.2.1")]
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7950)]
     pub port: u16,
     /// An address of rxe0's subnet that nobody answers.
-    #[arg(long, default_value = "192.0.2.77")]
+    #[arg(long, default_value = "192.0.2.77", value_parser = crate::addr::ipv4)]
     pub silent_ip: Ipv4Addr,
     /// Milliseconds the blocking call is given: far more than the signal
     /// needs to arrive.
