@@ -264,10 +264,21 @@ pub enum Cmd {
         /// Fill the window with pattern message 0 of this seed first.
         #[arg(long)]
         fill: Option<u64>,
+        /// Milliseconds to wait for the connection (messages:
+        /// --msg-timeout-ms).
+        #[arg(long, default_value_t = 20_000)]
+        timeout_ms: u32,
     },
     /// In-kernel initiator: connect to a target and run a scenario on its
     /// window.
-    KernelInitiator(InitiatorArgs),
+    KernelInitiator {
+        #[command(flatten)]
+        args: InitiatorArgs,
+        /// Milliseconds for each step of connecting (messages:
+        /// --msg-timeout-ms).
+        #[arg(long, default_value_t = 20_000)]
+        timeout_ms: u32,
+    },
     /// Fuzz the ioctls: real and random commands, bad and boundary
     /// arguments, across several files, some of them connected.
     Fuzz(fuzz::FuzzArgs),
@@ -671,6 +682,10 @@ pub struct ServeArgs {
     pub seed: u64,
     #[command(flatten)]
     pub depth: Depth,
+    /// Milliseconds to wait for each connection; 0 (the default) waits
+    /// without limit. (Messages: --msg-timeout-ms.)
+    #[arg(long, default_value_t = 0)]
+    pub timeout_ms: u32,
 }
 
 /// What `serve` does with each connection.
@@ -697,6 +712,7 @@ fn serve(a: &ServeArgs) -> Result<()> {
         fill,
         seed,
         depth,
+        timeout_ms,
     } = a.clone();
     let listener = upeer::Listener::bind(&listen)?;
     println!("listening");
@@ -704,7 +720,7 @@ fn serve(a: &ServeArgs) -> Result<()> {
     let mut peers: Vec<upeer::UPeer> = Vec::new();
     let mut window: Option<(u64, u32, u32)> = None;
     for _ in 0..connections {
-        let peer = listener.accept(depth.resp, depth.init)?;
+        let peer = listener.accept_within(depth.resp, depth.init, timeout_ms)?;
         println!("accepted");
         if mode == ServeMode::Target {
             let owner: &dyn scenario::WindowOwner = match peers.first() {
@@ -820,17 +836,24 @@ fn run(cli: Cli) -> Result<()> {
             len,
             access,
             fill,
+            timeout_ms,
         } => {
             let dev = open_dev(&o)?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
-            println!("{}", conn_line(&dev.accept(20_000)?));
+            println!("{}", conn_line(&dev.accept(timeout_ms)?));
             scenario::target(&dev, len, access, fill)
         }
-        Cmd::KernelInitiator(a) => {
+        Cmd::KernelInitiator {
+            args: a,
+            timeout_ms,
+        } => {
             let dev = open_dev(&o)?;
-            println!("{}", conn_line(&dev.connect(a.connect, 0, 0, 20_000, 0)?));
+            println!(
+                "{}",
+                conn_line(&dev.connect(a.connect, 0, 0, timeout_ms, 0)?)
+            );
             scenario::initiator(&dev, &a)?;
             // What the operations did to the connection (READ sinks, say).
             if let Ok(i) = dev.conn_info() {
@@ -1040,6 +1063,53 @@ mod tests {
             e.kind(),
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         );
+    }
+
+    #[test]
+    fn every_wait_is_settable() {
+        let p = |args: &[&str]| {
+            let mut v = vec!["rdma-krust"];
+            v.extend_from_slice(args);
+            Cli::try_parse_from(v).unwrap().cmd
+        };
+        let t = "--timeout-ms";
+        match p(&["kernel-target", "--listen", "192.0.2.1:1"]) {
+            Cmd::KernelTarget { timeout_ms, .. } => assert_eq!(timeout_ms, 20_000),
+            c => panic!("{c:?}"),
+        }
+        match p(&["kernel-target", "--listen", "192.0.2.1:1", t, "5"]) {
+            Cmd::KernelTarget { timeout_ms, .. } => assert_eq!(timeout_ms, 5),
+            c => panic!("{c:?}"),
+        }
+        let ki = [
+            "kernel-initiator",
+            "--connect",
+            "192.0.2.1:1",
+            "--scenario",
+            "rw",
+        ];
+        match p(&ki) {
+            Cmd::KernelInitiator { timeout_ms, args } => {
+                assert_eq!(timeout_ms, 20_000);
+                assert_eq!(args.scenario, scenario::Scenario::Rw);
+            }
+            c => panic!("{c:?}"),
+        }
+        match p(&[&ki[..], &[t, "7"]].concat()) {
+            Cmd::KernelInitiator { timeout_ms, .. } => assert_eq!(timeout_ms, 7),
+            c => panic!("{c:?}"),
+        }
+        match p(&["serve", "--listen", "192.0.2.1:1"]) {
+            Cmd::Serve(a) => assert_eq!(a.timeout_ms, 0),
+            c => panic!("{c:?}"),
+        }
+        match p(&["serve", "--listen", "192.0.2.1:1", t, "9"]) {
+            Cmd::Serve(a) => assert_eq!(a.timeout_ms, 9),
+            c => panic!("{c:?}"),
+        }
+        // The message waits, for every command.
+        let cli = Cli::try_parse_from(["rdma-krust", "--msg-timeout-ms", "3", "abi"]).unwrap();
+        assert_eq!(cli.msg_timeout_ms, 3);
     }
 
     #[test]

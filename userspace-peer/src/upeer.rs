@@ -225,6 +225,34 @@ impl Listener {
     /// (0: the device's maximum), and no more than the peer asked for: the
     /// module's rules.
     pub fn accept(&self, resp: u32, init: u32) -> Result<UPeer> {
+        self.accept_within(resp, init, 0)
+    }
+
+    /// [`Self::accept`], waiting at most `timeout_ms` for the request (0:
+    /// without limit); `ETIMEDOUT` when none came.
+    pub fn accept_within(&self, resp: u32, init: u32, timeout_ms: u32) -> Result<UPeer> {
+        // SAFETY: the listener is valid; a synchronous id (no channel given
+        // to rdma_create_ep) has a channel of its own.
+        let channel = unsafe { (*self.id).channel };
+        if timeout_ms > 0 && !channel.is_null() {
+            // SAFETY: `channel` is the listener's, valid while it lives.
+            let fd = unsafe { (*channel).fd };
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
+            // SAFETY: `p` is one valid pollfd.
+            match unsafe { libc::poll(&mut p, 1, ms) } {
+                n if n < 0 => return Err(os_err("poll")),
+                0 => {
+                    return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                        .with_context(|| format!("no connection request in {timeout_ms} ms"))
+                }
+                _ => {}
+            }
+        }
         let mut id = null_mut();
         // SAFETY: the listener is valid; `id` receives the new endpoint.
         if unsafe { rdma_get_request(self.id, &mut id) } != 0 {
