@@ -93,18 +93,25 @@ pub fn bw(b: &abi::Bench) -> Bw {
     }
 }
 
-/// perftest's latency table: header and one row.
-pub fn lat_table(size: u32, iters: u32, l: &Lat) -> String {
+/// perftest's latency table header.
+pub const LAT_HEADER: &str = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n";
+
+/// A row of perftest's latency table.
+pub fn lat_row(size: u32, iters: u32, l: &Lat) -> String {
     format!(
-        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]\n {:<6} {:<10}     {:<10.2}     {:<10.2}     {:<10.2}         {:<10.2}     {:<10.2}          {:<10.2}             {:<10.2}\n",
+        " {:<6} {:<10}     {:<10.2}     {:<10.2}     {:<10.2}         {:<10.2}     {:<10.2}          {:<10.2}             {:<10.2}\n",
         size, iters, l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999
     )
 }
 
-/// perftest's bandwidth table: header and one row.
-pub fn bw_table(size: u32, iters: u32, b: &Bw) -> String {
+/// perftest's bandwidth table header.
+pub const BW_HEADER: &str =
+    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n";
+
+/// A row of perftest's bandwidth table.
+pub fn bw_row(size: u32, iters: u32, b: &Bw) -> String {
     format!(
-        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n {:<10} {:<10}       {:<.2}            {:<.2}               {:<.6}\n",
+        " {:<10} {:<10}       {:<.2}            {:<.2}               {:<.6}\n",
         size, iters, b.peak, b.avg, b.msg_rate
     )
 }

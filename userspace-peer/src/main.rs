@@ -8,6 +8,7 @@
 mod abi;
 mod addr;
 mod bench;
+mod benchcmd;
 mod ctl;
 mod errno;
 mod exit;
@@ -31,17 +32,20 @@ use clap::{Parser, Subcommand};
 use kdev::KrustDev;
 use std::process::ExitCode;
 
+/// The heading of the options every subcommand takes.
+const GLOBAL: &str = "Global options";
+
 /// Drive the rdma_krust kernel module and compare it with libibverbs.
 #[derive(Parser, Debug)]
 #[command(name = "rdma-krust", version, about, long_about = LONG_ABOUT)]
 pub struct Cli {
     /// Path of the module's device node.
-    #[arg(long, global = true, default_value = kdev::DEV_PATH)]
+    #[arg(long, global = true, default_value = kdev::DEV_PATH, help_heading = GLOBAL)]
     pub dev: String,
 
     /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
     /// ioctl it interrupts returns and its EINTR is printed (for the tests).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub eintr_on_usr1: bool,
 
     #[command(flatten)]
@@ -50,12 +54,12 @@ pub struct Cli {
     /// Milliseconds a scenario waits for each message or for credits (the
     /// echo, ping, stream, target and initiator), on a module connection
     /// and on the userspace peer's own.
-    #[arg(long, global = true, default_value_t = 20_000)]
+    #[arg(long, global = true, default_value_t = 20_000, help_heading = GLOBAL)]
     pub msg_timeout_ms: u32,
 
     /// `timeout_ms` of a module connection's scenario's READs, WRITEs and
     /// atomics; 0 (the default) waits for the transport's verdict.
-    #[arg(long, global = true, default_value_t = 0)]
+    #[arg(long, global = true, default_value_t = 0, help_heading = GLOBAL)]
     pub op_timeout_ms: u32,
 
     #[command(subcommand)]
@@ -68,16 +72,16 @@ pub struct Cli {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
 pub struct TransportArgs {
     /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 14).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub ack_timeout: Option<u8>,
     /// Transport retries, 0 to 7 (module: 7, which rxe takes as forever).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub retry_count: Option<u8>,
     /// RNR retries, 0 to 7, 7 = forever (module: 7).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub rnr_retry: Option<u8>,
     /// Minimum RNR NAK timer code, 0 to 31 (module: 12, 0.64 ms).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub min_rnr_timer: Option<u8>,
 }
 
@@ -233,10 +237,11 @@ pub enum Cmd {
         #[arg(short = 'V', long)]
         validate: bool,
     },
-    /// Run a benchmark loop in the module, reported as perftest does. One
-    /// side listens (`--listen`: the SEND responder, or the window for the
-    /// one-sided operations), the other connects and measures.
-    Bench(BenchArgs),
+    /// Run a benchmark loop in the module, with perftest's options and
+    /// report: without SERVER this side listens (the SEND responder, or the
+    /// window of the one-sided operations), with it this side connects and
+    /// measures. Give both sides the same --op, --mode, -s, -n and -a.
+    Bench(benchcmd::BenchArgs),
     /// Write PNG plots of a `make bench` run (built with `--features plot`).
     BenchPlot {
         /// The run's directory (bench.jsonl, samples-*.txt).
@@ -346,221 +351,6 @@ fn parse_key(s: &str) -> Result<(u64, u32), String> {
     let a = hex(a).map_err(|e| format!("address: {e}"))?;
     let k = hex(k).map_err(|e| format!("rkey: {e}"))?;
     Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
-}
-
-/// The arguments of `rdma-krust bench`.
-#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
-pub struct BenchArgs {
-    /// Operation.
-    #[arg(long, value_enum)]
-    pub op: BenchOp,
-    /// Latency or bandwidth.
-    #[arg(long, value_enum, default_value = "lat")]
-    pub mode: BenchMode,
-    /// Connect to the listening side and measure.
-    #[arg(long, value_parser = addr::parse, conflicts_with = "listen")]
-    pub connect: Option<abi::Addr>,
-    /// Be the other side.
-    #[arg(long, value_parser = addr::parse)]
-    pub listen: Option<abi::Addr>,
-    /// Bytes per operation (atomics: 8).
-    #[arg(long, default_value_t = 2)]
-    pub size: u32,
-    /// Iterations.
-    #[arg(long, default_value_t = 1000)]
-    pub iters: u32,
-    /// Bandwidth: operations in flight.
-    #[arg(long, default_value_t = 16)]
-    pub depth: u32,
-    /// Print JSON instead of perftest's table.
-    #[arg(long)]
-    pub json: bool,
-    /// Latency: also write every sample (microseconds) to this file.
-    #[arg(long)]
-    pub samples_to: Option<std::path::PathBuf>,
-    /// Completions through ib_core's workqueue and a wake-up, instead of
-    /// busy polling (CONN_POLL, the default, as perftest polls).
-    #[arg(long)]
-    pub events: bool,
-    /// Milliseconds to wait for the peer's next message or WRITE, and for
-    /// a completion (0: the module's defaults, 10 s for the peer, the
-    /// transport's verdict for completions).
-    #[arg(long, default_value_t = 0)]
-    pub timeout_ms: u32,
-}
-
-/// `bench --op`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BenchOp {
-    /// SEND (latency: ping-pong, RTT/2).
-    Send,
-    /// RDMA WRITE.
-    Write,
-    /// RDMA READ.
-    Read,
-    /// Compare-and-swap.
-    Cas,
-    /// Fetch-and-add.
-    Fadd,
-}
-
-/// `bench --mode`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BenchMode {
-    /// Latency.
-    Lat,
-    /// Bandwidth.
-    Bw,
-    /// WRITE latency as a ping-pong (RTT/2), as perftest's ib_write_lat.
-    Pingpong,
-}
-
-fn run_bench(dev: &KrustDev, args: BenchArgs) -> Result<()> {
-    let BenchArgs {
-        op,
-        mode,
-        connect,
-        listen,
-        size,
-        iters,
-        depth,
-        json,
-        samples_to,
-        events,
-        timeout_ms,
-    } = args;
-    let (op_code, atomic) = match op {
-        BenchOp::Send => (abi::BENCH_SEND, false),
-        BenchOp::Write => (abi::BENCH_WRITE, false),
-        BenchOp::Read => (abi::BENCH_READ, false),
-        BenchOp::Cas => (abi::BENCH_CAS, true),
-        BenchOp::Fadd => (abi::BENCH_FADD, true),
-    };
-    let size = if atomic { 8 } else { size };
-    let raw = if op == BenchOp::Send {
-        abi::CONN_RAW
-    } else {
-        0
-    };
-    let flags = raw | if events { 0 } else { abi::CONN_POLL };
-    if mode == BenchMode::Pingpong && op != BenchOp::Write {
-        bail!("bench: --mode pingpong is for --op write");
-    }
-    let mut b = abi::Bench {
-        op: op_code,
-        mode: match mode {
-            BenchMode::Lat => abi::BENCH_LAT,
-            BenchMode::Bw => abi::BENCH_BW,
-            BenchMode::Pingpong => abi::BENCH_PINGPONG,
-        },
-        size,
-        iters,
-        depth,
-        timeout_ms,
-        ..Default::default()
-    };
-    let mut samples = Vec::new();
-    // The window grants what the operation needs and no more (atomic
-    // access only for atomics: a device without them refuses it).
-    let rights = match op {
-        BenchOp::Read => abi::ACCESS_READ,
-        BenchOp::Cas | BenchOp::Fadd => abi::ACCESS_ATOMIC,
-        _ => abi::ACCESS_WRITE,
-    };
-    if let Some(addr) = listen {
-        dev.listen(addr, 0, 0, flags)?;
-        println!("listening");
-        std::io::Write::flush(&mut std::io::stdout())?;
-        dev.accept(60_000)?;
-        if op == BenchOp::Send {
-            b.mode = if mode == BenchMode::Lat {
-                abi::BENCH_RESPOND
-            } else {
-                abi::BENCH_SINK
-            };
-            dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
-            // Stay connected until the measuring end has all its
-            // completions: closing at the last message would flush the
-            // SENDs whose ACKs are still on their way (it failed that way
-            // with ECONNRESET on a slow debug kernel).
-            let mut bye = [0u8; 16];
-            scenario::Endpoint::recv_msg(dev, &mut bye).context("the BYE")?;
-        } else {
-            let (addr, rkey, id) = dev
-                .expose(u64::from(size.max(8)), rights)
-                .context("IOCTL_EXPOSE")?;
-            scenario::advertise(dev, addr, rkey, u64::from(size))?;
-            if mode == BenchMode::Pingpong {
-                let w = receive_advert(dev)?;
-                b.mode = abi::BENCH_RESPOND;
-                (b.remote_addr, b.rkey, b.window) = (w.addr, w.rkey, id);
-                dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
-            }
-            let mut bye = [0u8; 16];
-            scenario::Endpoint::recv_msg(dev, &mut bye)?;
-            let mut v = [0u8; 8];
-            dev.window_io(id, 0, &mut v, true)?;
-            println!("window value {}", u64::from_ne_bytes(v));
-        }
-        println!("bench peer done");
-        return Ok(());
-    }
-    let Some(addr) = connect else {
-        bail!("bench: give --connect or --listen");
-    };
-    dev.connect(addr, 0, 0, 20_000, flags)?;
-    if op != BenchOp::Send {
-        let w = receive_advert(dev)?;
-        b.remote_addr = w.addr;
-        b.rkey = w.rkey;
-    }
-    if mode == BenchMode::Pingpong {
-        let (addr, rkey, id) = dev
-            .expose(u64::from(size.max(8)), abi::ACCESS_WRITE)
-            .context("IOCTL_EXPOSE")?;
-        scenario::advertise(dev, addr, rkey, u64::from(size))?;
-        b.window = id;
-    }
-    dev.bench(&mut b, &mut samples).context("IOCTL_BENCH")?;
-    scenario::say_bye(dev)?;
-    let name = format!("{op:?}").to_lowercase();
-    let lat = mode != BenchMode::Bw;
-    if let (Some(path), true) = (samples_to, lat) {
-        let text: String = samples
-            .iter()
-            .map(|ns| format!("{:.3}\n", *ns as f64 / 1000.0))
-            .collect();
-        std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
-    }
-    if lat {
-        let l = bench::lat(&samples);
-        if json {
-            println!(
-                "{{\"op\":\"{name}\",\"mode\":\"lat\",\"bytes\":{size},\"iterations\":{iters},\"t_min\":{:.3},\"t_max\":{:.3},\"t_typical\":{:.3},\"t_avg\":{:.3},\"t_stdev\":{:.3},\"p99\":{:.3},\"p999\":{:.3},\"one_way\":{}}}",
-                l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999, op == BenchOp::Send || mode == BenchMode::Pingpong
-            );
-        } else {
-            print!("{}", bench::lat_table(size, iters, &l));
-        }
-    } else {
-        let r = bench::bw(&b);
-        if json {
-            println!(
-                "{{\"op\":\"{name}\",\"mode\":\"bw\",\"bytes\":{size},\"iterations\":{iters},\"depth\":{depth},\"bw_peak\":{:.3},\"bw_avg\":{:.3},\"msg_rate\":{:.6}}}",
-                r.peak, r.avg, r.msg_rate
-            );
-        } else {
-            print!("{}", bench::bw_table(size, iters, &r));
-        }
-    }
-    Ok(())
-}
-
-/// The window advert the peer sends first.
-fn receive_advert(dev: &KrustDev) -> Result<ctl::Advert> {
-    let mut a = [0u8; 16];
-    let n = scenario::Endpoint::recv_msg(dev, &mut a)?;
-    ctl::Advert::decode(&a[..n]).context("bad advert")
 }
 
 /// READ/atomic depths a side asks for (0 = the device's maximum).
@@ -897,7 +687,11 @@ fn run(cli: Cli) -> Result<()> {
                 _ => Err(exit::usage("rping: give --server or --client")),
             }
         }
-        Cmd::Bench(args) => run_bench(&open_dev(&o)?, args),
+        Cmd::Bench(args) => {
+            // The command line first: its errors are usage errors.
+            let plan = benchcmd::plan(&args)?;
+            benchcmd::run(&open_dev(&o)?, &plan)
+        }
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
             for f in plot::plot(&dir, &out)? {
