@@ -900,7 +900,7 @@ test_rping_client_against_module() {
 	local size port=7174 out
 	for size in 64 1000 65535; do
 		port=$((port + 1))
-		"$TOOL" rping --server --addr "$IP:$port" >/tmp/rping.$port 2>&1 &
+		"$TOOL" rping --server --addr "$IP:$port" --timeout-ms 60000 >/tmp/rping.$port 2>&1 &
 		local srv=$!
 		wait_for 10 grep -q '^listening' /tmp/rping.$port || fail "server: $(cat /tmp/rping.$port)"
 		out=$(timeout 120 rping -c -a "$IP" -p $port -C 20 -S $size -V 2>&1) ||
@@ -1456,7 +1456,7 @@ if [ "$mode" = demo ]; then
 	grep -E '^(revoked|window intact|window not readable)' /tmp/demo.kr | show "module: "
 
 	title "rdma-core's rping -c -V against the module as rping server"
-	bg rping "$TOOL" rping --server --addr "$IP:7174"
+	bg rping "$TOOL" rping --server --addr "$IP:7174" --timeout-ms 60000
 	rping -c -a "$IP" -p 7174 -C 5 -S 64 -V -v 2>&1 | show "rping: "
 	check "${PIPESTATUS[0]}" "rping -c -V"
 	wait $BG

@@ -215,28 +215,9 @@ pub enum Cmd {
     },
     /// Userspace initiator: connect to a target and run a scenario.
     Initiate(InitiatorArgs),
-    /// Run rping's protocol in the module, as server (against `rping -c`) or
-    /// client (against `rping -s`).
-    Rping {
-        /// Be the server: listen on --addr.
-        #[arg(long, conflicts_with = "client")]
-        server: bool,
-        /// Be the client: connect to --addr.
-        #[arg(long)]
-        client: bool,
-        /// Address and port (rping's default port is 7174).
-        #[arg(long, value_parser = addr::parse)]
-        addr: abi::Addr,
-        /// Client: ping-pongs to run.
-        #[arg(short = 'C', long, default_value_t = 10)]
-        count: u32,
-        /// Client: buffer size (rping's -S; 23 to 65535).
-        #[arg(short = 'S', long, default_value_t = 64)]
-        size: u32,
-        /// Client: check every echoed buffer (rping's -V).
-        #[arg(short = 'V', long)]
-        validate: bool,
-    },
+    /// Run rping's protocol in the module, with rping's options: as
+    /// server (-s, against `rping -c`) or client (-c, against `rping -s`).
+    Rping(rping::RpingArgs),
     /// Run a benchmark loop in the module, with perftest's options and
     /// report: without SERVER this side listens (the SEND responder, or the
     /// window of the one-sided operations), with it this side connects and
@@ -672,20 +653,10 @@ fn run(cli: Cli) -> Result<()> {
             println!("connected");
             scenario::initiator(&peer, &a)
         }
-        Cmd::Rping {
-            server,
-            client,
-            addr,
-            count,
-            size,
-            validate,
-        } => {
-            let dev = open_dev(&o)?;
-            match (server, client) {
-                (true, false) => rping::server(&dev, addr),
-                (false, true) => rping::client(&dev, addr, count, size, validate),
-                _ => Err(exit::usage("rping: give --server or --client")),
-            }
+        Cmd::Rping(args) => {
+            // The command line first: its errors are usage errors.
+            let plan = rping::plan(&args)?;
+            rping::run(&plan, &|| open_dev(&o))
         }
         Cmd::Bench(args) => {
             // The command line first: its errors are usage errors.

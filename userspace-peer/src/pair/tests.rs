@@ -285,7 +285,10 @@ fn rpings(c: &mut Ctx, n: u32) -> Result<[f64; 4]> {
     let port = c.port();
     let mut srv = c.on_b(
         "module rping server",
-        &c.tool(&format!("rping --server --addr {}:{port}", c.peer)),
+        &c.tool(&format!(
+            "rping --server --addr {}:{port} --timeout-ms 60000",
+            c.peer
+        )),
     )?;
     srv.wait_for("listening", UP)?;
     let t = Instant::now();
@@ -329,7 +332,10 @@ fn rpings(c: &mut Ctx, n: u32) -> Result<[f64; 4]> {
     let port = c.port();
     let mut srv = c.on_b(
         "module rping server",
-        &c.tool(&format!("rping --server --addr {}:{port}", c.peer)),
+        &c.tool(&format!(
+            "rping --server --addr {}:{port} --timeout-ms 60000",
+            c.peer
+        )),
     )?;
     srv.wait_for("listening", UP)?;
     let t = Instant::now();
