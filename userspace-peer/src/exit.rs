@@ -211,6 +211,32 @@ mod tests {
     }
 
     #[test]
+    fn ioctl_errors_read_as_before() {
+        // scripts/guest-tests.sh greps these.
+        let e = failed(Op::Accept, libc::EINTR);
+        assert_eq!(
+            format!("{e:#}"),
+            "ioctl IOCTL_ACCEPT: Interrupted system call (os error 4)"
+        );
+        let a = crate::addr::parse("192.0.2.1:1").unwrap();
+        let e = failed(Op::Connect(a), libc::ECONNREFUSED);
+        assert_eq!(
+            format!("{e:#}"),
+            "ioctl IOCTL_CONNECT: Connection refused (os error 111)"
+        );
+        let e = failed(Op::Listen(a), libc::ENODEV);
+        assert_eq!(
+            format!("{e:#}"),
+            "ioctl IOCTL_LISTEN: No such device (os error 19)"
+        );
+        // And the resets and timeouts are still found beneath.
+        assert!(crate::scenario::is_reset(&failed(
+            Op::Accept,
+            libc::ECONNRESET
+        )));
+    }
+
+    #[test]
     fn no_hint_for_errors_in_flight() {
         // The tests read the last line of these: no hint under them.
         assert!(hint(&anyhow::Error::new(io::Error::from_raw_os_error(
