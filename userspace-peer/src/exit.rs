@@ -6,7 +6,6 @@
 use crate::abi;
 use crate::kdev::{Failed, Op};
 use std::fmt;
-#[cfg(test)]
 use std::io;
 
 /// Success.
@@ -145,6 +144,13 @@ pub fn hint(e: &anyhow::Error) -> Option<String> {
     Some(h)
 }
 
+/// Whether `e` is, underneath, the OS error `errno`.
+pub fn is_errno(e: &anyhow::Error, errno: i32) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<io::Error>())
+        .any(|io| io.raw_os_error() == Some(errno))
+}
+
 /// How to get an RDMA device, for messages about having none.
 pub const ADD_DEVICE: &str = "add one with rdma link add rxe0 type rxe netdev \
      eth0 (or type siw), or load the NIC's RDMA driver; rdma link show lists them";
@@ -245,6 +251,9 @@ mod tests {
         .is_none());
         assert!(hint(&failed(Op::Accept, libc::EINTR)).is_none());
         assert!(hint(&failed(Op::Accept, libc::ENODEV)).is_none());
+        let e = failed(Op::Accept, libc::EINTR).context("rping server");
+        assert!(is_errno(&e, libc::EINTR));
+        assert!(!is_errno(&e, libc::ETIMEDOUT));
     }
 
     #[test]

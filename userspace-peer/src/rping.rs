@@ -167,7 +167,18 @@ pub fn run(p: &Plan, open: &dyn Fn() -> Result<KrustDev>) -> Result<()> {
             // (the module's listener lets the port go at the accept).
             for n in 1u64.. {
                 let dev = open()?;
-                accept(&dev, at, p)?;
+                if let Err(e) = accept(&dev, at, p) {
+                    // A wait that ran out or was interrupted, or a listen
+                    // that failed, ends the server; a client whose
+                    // connection failed does not.
+                    let ended = |errno| exit::is_errno(&e, errno);
+                    if ended(libc::ETIMEDOUT) || ended(libc::EINTR) || !accepting(&e) {
+                        return Err(e);
+                    }
+                    eprintln!("rping server: client {n}: {e:#}");
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    continue;
+                }
                 let verbose = p.verbose;
                 std::thread::spawn(move || match serve(&dev, verbose) {
                     Ok(pings) => println!("rping server: client {n}: {pings} ping(s) served"),
@@ -177,6 +188,13 @@ pub fn run(p: &Plan, open: &dyn Fn() -> Result<KrustDev>) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Whether `e` is the accept's (not the listen's, nor the output's).
+fn accepting(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<crate::kdev::Failed>())
+        .any(|f| f.op == crate::kdev::Op::Accept)
 }
 
 /// Listens on `at` and waits for a client.
