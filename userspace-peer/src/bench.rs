@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust bench`: runs `IOCTL_BENCH` and reports as perftest does.
+//! `rdma-krust bench`'s figures and tables, as perftest prints them (the
+//! command line and the runs are in `benchcmd`).
 //!
 //! Latency: `#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%`
-//! in microseconds; `t_typical` is the median. SEND latency is half the round
-//! trip (as `ib_send_lat`); READ and atomic latencies are the full round trip
-//! (as `ib_read_lat` and `ib_atomic_lat`); WRITE latency here is one WRITE's
-//! post-to-completion time, a full round trip, where `ib_write_lat` reports
-//! half a WRITE ping-pong.
+//! in microseconds; `t_typical` is the median. SEND and WRITE latencies are
+//! half the round trip of a ping-pong (as `ib_send_lat` and `ib_write_lat`);
+//! READ and atomic latencies are the full round trip (as `ib_read_lat` and
+//! `ib_atomic_lat`), and so is WRITE's with `--mode rtt`.
 //!
 //! Bandwidth: `#bytes #iterations BW peak BW average MsgRate`, in MB/sec of
 //! 2^20 bytes and Mpps, as perftest prints them.
