@@ -74,8 +74,8 @@ pub struct BenchArgs {
     /// Iterations [default: 1000; WRITE bandwidth 5000, as perftest].
     #[arg(short = 'n', long)]
     pub iters: Option<u32>,
-    /// Bandwidth: operations in flight [default: perftest's 128, capped at
-    /// the module's limit, 64].
+    /// Bandwidth: operations in flight, 1 to 64 (the module's limit)
+    /// [default: perftest's 128, capped at 64].
     #[arg(short = 't', long = "tx-depth", visible_alias = "depth")]
     pub tx_depth: Option<u32>,
     /// Run every size from 2 to 2^23 bytes, powers of two (perftest's
@@ -308,6 +308,8 @@ pub fn plan(a: &BenchArgs) -> Result<Plan> {
     let depth = match a.tx_depth {
         None => DEF_TX_BW.min(abi::BENCH_MAX_DEPTH),
         Some(d) if (1..=abi::BENCH_MAX_DEPTH).contains(&d) => d,
+        // Latency runs one at a time: the depth is not used.
+        Some(d) if !bw => d.clamp(1, abi::BENCH_MAX_DEPTH),
         Some(d) => {
             return Err(usage(format!(
                 "-t {d}: the module keeps 1 to {} operations in flight \
@@ -876,6 +878,8 @@ mod tests {
         }
         let e = plan(&args("--op write --mode bw -t 128").unwrap()).unwrap_err();
         assert!(format!("{e}").contains("1 to 64"), "{e}");
+        // Latency keeps one in flight: -t is not used there.
+        assert!(plan(&args("--op write -t 128").unwrap()).is_ok());
         // The port once.
         let e = plan(&args("--op read -p 1 192.0.2.1:2").unwrap()).unwrap_err();
         assert_eq!(exit::code(&e), exit::USAGE);
