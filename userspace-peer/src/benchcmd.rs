@@ -450,12 +450,9 @@ fn agree(dev: &KrustDev, mine: Settings, first: bool) -> Result<()> {
     Ok(())
 }
 
-/// The module's device names, and a check that `want` (if any) is one.
+/// The module has a device, and `want` (if any) is one of its.
 fn check_device(dev: &KrustDev, want: Option<&str>) -> Result<()> {
-    let names: Vec<String> = dev.list_devices()?.iter().map(crate::table::name).collect();
-    if names.is_empty() {
-        bail!("no RDMA device: the module sees none; {}", exit::ADD_DEVICE);
-    }
+    let names = dev.device_names()?;
     if let Some(w) = want {
         if !names.iter().any(|n| n == w) {
             bail!(

@@ -3,7 +3,7 @@
 //! The kernel side: `/dev/rdma_krust` and its ioctls.
 
 use crate::abi;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -140,6 +140,24 @@ impl KrustDev {
         unsafe { self.raw_ioctl(abi::IOCTL_VERSION, &mut v as *mut _ as usize) }
             .context("ioctl IOCTL_VERSION")?;
         Ok(v)
+    }
+
+    /// The names of the RDMA devices the module has; an error that says
+    /// how to add one when it has none (`bench` and `rping` would otherwise
+    /// listen on no device, or fail to connect without saying why).
+    pub fn device_names(&self) -> Result<Vec<String>> {
+        let names: Vec<String> = self
+            .list_devices()?
+            .iter()
+            .map(crate::table::name)
+            .collect();
+        if names.is_empty() {
+            bail!(
+                "no RDMA device: the module sees none; {}",
+                crate::exit::ADD_DEVICE
+            );
+        }
+        Ok(names)
     }
 
     /// `IOCTL_LIST_DEVICES`, with the two-call pattern.

@@ -152,7 +152,8 @@ pub enum Cmd {
         count: u32,
         #[command(flatten)]
         depth: Depth,
-        /// Milliseconds to wait for the connection (messages wait 20 s).
+        /// Milliseconds to wait for the connection (messages:
+        /// --msg-timeout-ms).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
         /// A busy-polling connection (CONN_POLL).
@@ -182,7 +183,8 @@ pub enum Cmd {
         seed: u64,
         #[command(flatten)]
         depth: Depth,
-        /// Milliseconds for each step of connecting (messages wait 20 s).
+        /// Milliseconds for each step of connecting (messages:
+        /// --msg-timeout-ms).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
         /// A busy-polling connection (CONN_POLL).

@@ -149,6 +149,9 @@ pub fn plan(a: &RpingArgs) -> Result<Plan> {
 /// Runs `rping` as planned; `open` opens a new file of the module (one per
 /// connection).
 pub fn run(p: &Plan, open: &dyn Fn() -> Result<KrustDev>) -> Result<()> {
+    // No device: say how to add one, instead of a server listening on
+    // nothing or a client's connect failing.
+    open()?.device_names()?;
     match p.side {
         Side::Client(at) => client(&open()?, at, p),
         Side::Server(at) if !p.persistent => {
