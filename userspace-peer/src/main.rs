@@ -9,6 +9,8 @@ mod abi;
 mod addr;
 mod bench;
 mod benchcmd;
+#[cfg(test)]
+mod cmdlines;
 mod ctl;
 mod errno;
 mod exit;
@@ -830,83 +832,6 @@ mod tests {
             e.kind(),
             clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         );
-    }
-
-    /// Every command line of scripts/*.sh and src/pair/*.rs, with sample
-    /// values for their variables: they must all still parse.
-    #[test]
-    fn script_invocations_still_parse() {
-        let lines = [
-            // scripts/guest-bench.sh (ours), src/pair/bench.rs (ours)
-            "bench --listen 192.0.2.1:18601 --op send --mode lat --size 2 --iters 1000 --depth 16",
-            "bench --connect 192.0.2.1:18601 --op send --mode lat --size 2 --iters 1000 --depth 16 --json --samples-to /tmp/samples-send.txt",
-            "bench --listen 192.0.2.1:18602 --op write --mode pingpong --size 2 --iters 1000 --depth 16",
-            "bench --connect 192.0.2.1:18603 --op fadd --mode lat --size 8 --iters 1000 --depth 16 --json --samples-to /tmp/s",
-            "bench --connect 192.0.2.1:18604 --op write --mode bw --size 1048576 --iters 200 --depth 16 --json --samples-to /tmp/s",
-            "bench --listen 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16",
-            "bench --connect 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16 --json",
-            // scripts/guest-pair.sh
-            "pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests ",
-            "agent --ctl /tmp/ctl",
-            // scripts/guest-tests.sh
-            "devices --brief",
-            "devices --verbs --brief",
-            "devices",
-            "devices --verbs",
-            "abi",
-            "errno-check",
-            "kernel-echo --listen 192.0.2.1:7472 --count 1",
-            "kernel-echo --listen 192.0.2.1:7473 --count 1 --resp 8 --init 16",
-            "kernel-echo --listen 192.0.2.1:7474 --count 3 --poll --sink --seed 5",
-            "kernel-target --listen 192.0.2.1:7493 --len 4096 --access r --fill 5",
-            "kernel-initiator --connect 192.0.2.1:7493 --scenario rw --seed 5",
-            "kernel-initiator --connect 192.0.2.1:7497 --scenario stale --stale-key 0x1000:0x22",
-            "kernel-initiator --connect 192.0.2.1:7498 --scenario fadd --adds 25 --hold-ms 100",
-            "kernel-ping --connect 192.0.2.1:7471 --sizes 1,4096,65536,1048576,12345,0",
-            "ping --connect 192.0.2.1:7480 --sizes 1,2 --seed 5 --one-way",
-            "kernel-ping --connect 192.0.2.1:7480 --sizes 1,2 --seed 5 --one-way --poll",
-            "kernel-ping --connect 192.0.2.1:7472 --resp 4 --init 2 --sizes 8",
-            "--eintr-on-usr1 kernel-echo --listen 192.0.2.1:7500 --count 1 --timeout-ms 60000",
-            "--eintr-on-usr1 kernel-echo --listen 192.0.2.1:7501 --count 1 --timeout-ms 60000 --poll",
-            "kernel-ping --connect 192.0.2.1:7501 --hold-ms 30000 --sizes 8 --poll",
-            "serve --listen 192.0.2.1:7520 --mode echo --count 5",
-            "serve --listen 192.0.2.1:7550 --mode target --len 8 --access a --connections 4",
-            "serve --listen 192.0.2.1:7601 --mode target --len 65536 --access rw --fill 42",
-            "initiate --connect 192.0.2.1:7540 --scenario rw --seed 11",
-            "initiate --connect 192.0.2.1:7549 --scenario atomic --adds 10",
-            "initiate --connect 192.0.2.1:7605 --scenario revoke",
-            "rping --server --addr 192.0.2.1:7175 --timeout-ms 60000",
-            "rping --client --addr 192.0.2.1:7181 -C 20 -S 65535 -V",
-            "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --listen 192.0.2.1:7701 --op send --mode lat --size 8 --iters 50",
-            "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7701 --json --op cas --mode lat --size 8 --iters 50",
-            "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7707 --json --op write --mode pingpong --size 8 --iters 50",
-            "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7708 --json --op read --mode lat --size 8 --iters 50 --events",
-            "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7709 --json --op send --mode bw --size 65536 --iters 64 --depth 8",
-            "hostile --verbose --seconds 60 --port 7700",
-            "listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed 7",
-            "fuzz --seconds 60 --count 1000000000 --fds 4 --port-base 20000",
-            "cycles --count 10 --port 7620",
-            "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv --no-atomics",
-            "recv-race --file /tmp/big --rounds 8",
-            "credit-livelock",
-            "--eintr-on-usr1 block --case connect-establish --port 7661 --signal-after-ms 300 --prompt-ms 15000",
-            "--eintr-on-usr1 block --case op-queued --port 7662 --signal-after-ms 300 --poll",
-            // src/pair/tests.rs
-            "--ack-timeout 16 --rnr-retry 5 --min-rnr-timer 14 kernel-echo --count 1 --listen 192.0.2.2:7801",
-            "--ack-timeout 15 --retry-count 3 kernel-ping --sizes 4097 --connect 192.0.2.2:7801",
-            "--msg-timeout-ms 300000 serve --mode echo --listen 192.0.2.2:7802",
-            "--msg-timeout-ms 300000 ping --seed 6 --connect 192.0.2.2:7802",
-            "kernel-target --listen 192.0.2.2:7803 --len 2097152 --access r --fill 7",
-            "--retry-count 6 kernel-initiator --connect 192.0.2.2:7803 --scenario reads --adds 100 --seed 7",
-            "rping --client --addr 192.0.2.2:7804 -C 50 -S 65535 -V",
-            "rping --server --addr 192.0.2.2:7805 --timeout-ms 60000",
-        ];
-        for l in lines {
-            let argv = std::iter::once("rdma-krust").chain(l.split(' '));
-            if let Err(e) = Cli::try_parse_from(argv) {
-                panic!("{l}: {e}");
-            }
-        }
     }
 
     #[test]
