@@ -18,7 +18,9 @@
 # Its directory is named by a hash of what built it, the installed kernel
 # source package included, so it is found when a recipe runs, after
 # scripts/setup.sh has installed what is missing and the kernel is built
-# (both skip quickly when there is nothing to do).
+# (both skip quickly when there is nothing to do). KRUST_NO_INSTALL=1 makes
+# setup install nothing: a missing tool is named in one line and the goal
+# fails.
 
 LLVM ?= 1
 export LLVM

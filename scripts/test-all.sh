@@ -3,6 +3,8 @@
 #
 # Every test of rdma-krust, from a fresh Debian 12 machine:
 #   1. scripts/setup.sh installs what is missing (apt, rust-src, bindgen);
+#      with KRUST_NO_INSTALL=1 it installs nothing and, if something is
+#      missing, says what in one line: then this exits 2 too;
 #   2. formatting: rustfmt over the module crate and the userspace crate;
 #   3. the kernel build (cached), then clippy over the module (its build) and
 #      the tool;
@@ -25,7 +27,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$ROOT"
 
-bash scripts/setup.sh || { echo "test-all: setup failed"; echo "total: 0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh || {
+	rc=$?
+	echo "test-all: setup failed"
+	echo "total: 0 passed, 1 failed"
+	exit "$rc"
+}
 
 passed=0
 failed=0
