@@ -20,6 +20,11 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$HOME/.cargo/bin:$PATH"
+# Setup first: the tool built below needs what it installs (rdma-sys
+# links libibverbs and librdmacm; the plots use fonts-dejavu-core).
+# qemu-test.sh runs it again, which finds nothing to do.
+bash "$ROOT/scripts/setup.sh"
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-bench.XXXXXX)}
 export KRUST_LOGDIR=$LOGDIR KRUST_TIMEOUT=${KRUST_TIMEOUT:-1800}
 
