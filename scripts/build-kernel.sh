@@ -17,11 +17,19 @@
 #   scripts/build-kernel.sh --print-kdir    print the build directory only
 #   KRUST_FLAVOR=debug scripts/build-kernel.sh   also apply kernel/debug.config
 #
-# Environment: KRUST_CACHE (default ~/.cache/rdma-krust), KRUST_JOBS.
+# Environment: KRUST_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/rdma-krust),
+# KRUST_JOBS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${KRUST_CACHE:-$HOME/.cache/rdma-krust}
+# The XDG base directory spec: $XDG_CACHE_HOME when it is an absolute path,
+# else ~/.cache.
+cache_home=${XDG_CACHE_HOME:-}
+case "$cache_home" in
+/*) ;;
+*) cache_home=$HOME/.cache ;;
+esac
+CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
 FLAVOR=${KRUST_FLAVOR:-main}
 SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 BUILD_RECIPE=1
