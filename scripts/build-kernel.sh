@@ -11,14 +11,22 @@
 # this script: it is bumped whenever the way the script builds changes (edits
 # that do not change the build, such as comments, keep the cache). A rerun
 # with the same key reuses the build; any change rebuilds into a new
-# directory.
+# directory, linux-<flavour>-<key>.
+#
+# After a build, the kernels of the same flavour beyond the newest
+# KRUST_KEEP_KERNELS (default 2; "all" keeps every one) are removed, the
+# newest being the last built or reused. Never removed: the kernel just
+# built, a kernel a process is using (its working directory, command line
+# or environment names the directory: make -C, qemu's -kernel), a directory
+# whose build has not finished, and anything else in the cache.
 #
 #   scripts/build-kernel.sh                 build (or reuse) the main kernel
 #   scripts/build-kernel.sh --print-kdir    print the build directory only
+#   scripts/build-kernel.sh --prune         prune now, build nothing
 #   KRUST_FLAVOR=debug scripts/build-kernel.sh   also apply kernel/debug.config
 #
 # Environment: KRUST_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/rdma-krust),
-# KRUST_JOBS.
+# KRUST_JOBS, KRUST_KEEP_KERNELS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +38,8 @@ case "$cache_home" in
 *) cache_home=$HOME/.cache ;;
 esac
 CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
+# Absolute: the build runs in the kernel's directory.
+[[ "$CACHE" = /* ]] || CACHE=$PWD/$CACHE
 FLAVOR=${KRUST_FLAVOR:-main}
 SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 BUILD_RECIPE=1
@@ -56,7 +66,78 @@ if [ "${1:-}" = "--print-kdir" ]; then
 	exit 0
 fi
 
+KEEP=${KRUST_KEEP_KERNELS:-2}
+case "$KEEP" in
+all) ;;
+'' | *[!0-9]*) KEEP=bad ;;
+*) KEEP=$((10#$KEEP)) ;;
+esac
+if [ "$KEEP" = bad ] || [ "$KEEP" = 0 ]; then
+	echo "build-kernel: KRUST_KEEP_KERNELS is a number of kernels per flavour (1 or more) or all," \
+		"not '$KRUST_KEEP_KERNELS'" >&2
+	exit 2
+fi
+
+# in_use DIR: whether a process works in DIR or names it in its command
+# line or environment. Processes of other users are not all visible; the
+# ones that build and boot here are this user's.
+in_use() {
+	local d=$1
+	{ find /proc/[0-9]*/cwd -maxdepth 0 -printf '%l\n' 2>/dev/null || true; } |
+		awk -v d="$d" 'index($0, d) == 1 && substr($0, length(d) + 1, 1) ~ /^\/?$/ { f = 1 } END { exit !f }' &&
+		return 0
+	grep -qsF -- "$d" /proc/[0-9]*/cmdline /proc/[0-9]*/environ
+}
+
+# last_used DIR: when DIR's kernel was last built (.krust-built) or reused
+# (.krust-used), in seconds since the epoch.
+last_used() {
+	if [ -f "$1/.krust-used" ] && [ "$1/.krust-used" -nt "$1/.krust-built" ]; then
+		stat -c %Y "$1/.krust-used"
+	else
+		stat -c %Y "$1/.krust-built"
+	fi
+}
+
+# prune: keep $KDIR (when built) and the newest others of this flavour, up
+# to $KEEP in all; remove the rest that are finished and not in use, saying
+# so. Only directories named linux-$FLAVOR-<16 hex digits> count.
+prune() {
+	[ "$KEEP" = all ] && return 0
+	local d t kept=0 size
+	[ -f "$KDIR/.krust-built" ] && kept=1
+	for d in "$CACHE/linux-$FLAVOR-"*; do
+		[[ "${d##*/}" =~ ^linux-$FLAVOR-[0-9a-f]{16}$ ]] || continue
+		[ "$d" != "$KDIR" ] && [ -f "$d/.krust-built" ] || continue
+		t=$(last_used "$d") || continue
+		echo "$t $d"
+	done | sort -rn | while read -r t d; do
+		if [ "$kept" -lt "$KEEP" ]; then
+			kept=$((kept + 1))
+			continue
+		fi
+		if in_use "$d"; then
+			echo "build-kernel: keeping ${d##*/} beyond the newest $KEEP: in use"
+			continue
+		fi
+		size=$(du -sh "$d" 2>/dev/null | cut -f1) || true
+		if rm -rf -- "$d"; then
+			echo "build-kernel: removed ${d##*/} (${size:-?}, last used $(date -d "@$t" '+%F %R');" \
+				"KRUST_KEEP_KERNELS=$KEEP per flavour)"
+		else
+			echo "build-kernel: could not remove $d" >&2
+		fi
+	done
+}
+
+if [ "${1:-}" = "--prune" ]; then
+	prune
+	exit 0
+fi
+
 if [ -f "$KDIR/.krust-built" ]; then
+	# For prune's order: the newest are the last built or reused.
+	touch "$KDIR/.krust-used" 2>/dev/null || true
 	echo "build-kernel: cached: $KDIR"
 	exit 0
 fi
@@ -109,3 +190,5 @@ done <.krust-fragment
 make -s LLVM=1 -j"${KRUST_JOBS:-$(($(nproc) + 1))}"
 touch .krust-built
 echo "build-kernel: done in $(($(date +%s) - start)) s: $KDIR"
+# The kernel is built: whatever happens in pruning does not fail the build.
+prune || echo "build-kernel: pruning $CACHE failed" >&2
