@@ -25,8 +25,12 @@
 #   scripts/build-kernel.sh --prune         prune now, build nothing
 #   KRUST_FLAVOR=debug scripts/build-kernel.sh   also apply kernel/debug.config
 #
+# The compile's output goes to .krust-build.log in the kernel's directory;
+# a line every KRUST_PROGRESS_SECONDS (60) shows how far it is, and a failed
+# build prints the log's last lines.
+#
 # Environment: KRUST_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/rdma-krust),
-# KRUST_JOBS, KRUST_KEEP_KERNELS.
+# KRUST_JOBS, KRUST_KEEP_KERNELS, KRUST_PROGRESS_SECONDS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -187,8 +191,70 @@ while IFS= read -r line; do
 done <.krust-fragment
 [ "$bad" = 0 ] || exit 1
 
-make -s LLVM=1 -j"${KRUST_JOBS:-$(($(nproc) + 1))}"
+# The build itself takes minutes: its output goes to .krust-build.log in the
+# kernel's directory, and every KRUST_PROGRESS_SECONDS (60) a line says how
+# far it is: the time so far, the objects (*.o) built, of about how many the
+# last build of this flavour made, and the last step of the log.
+LOG=$KDIR/.krust-build.log
+elapsed() {
+	local s=$(($(date +%s) - start))
+	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+objects() { # DIR
+	{ find "$1" -name '*.o' 2>/dev/null || true; } | wc -l
+}
+newest() { # FILE: the newest FILE in this flavour's kernel directories
+	local f best=
+	for f in "$CACHE/linux-$FLAVOR-"*/"$1"; do
+		[ -f "$f" ] && { [ -z "$best" ] || [ "$f" -nt "$best" ]; } && best=$f
+	done
+	echo "$best"
+}
+# The estimate: .krust-objects of the newest build that wrote one, else a
+# count in the newest finished build.
+expect=
+prev=$(newest .krust-objects)
+if [ -n "$prev" ]; then
+	expect=$(cat "$prev")
+else
+	prev=$(newest .krust-built)
+	[ -z "$prev" ] || expect=$(objects "${prev%/.krust-built}")
+fi
+progress() {
+	local sleeper n last
+	set +e
+	trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep "${KRUST_PROGRESS_SECONDS:-60}" &
+		sleeper=$!
+		wait "$sleeper"
+		kill -0 $$ 2>/dev/null || exit 0 # the script is gone
+		n=$(objects "$KDIR")
+		last=$(grep -E '^  [A-Z]' "$LOG" 2>/dev/null | tail -1 | sed -E 's/^ +//; s/ +/ /g')
+		echo "build-kernel: $(elapsed) so far, $n objects${expect:+ of about $expect}${last:+, last: $last}"
+	done
+}
+echo "build-kernel: compiling (log: $LOG)"
+progress &
+progress_pid=$!
+trap 'kill "$progress_pid" 2>/dev/null || true' EXIT
+rc=0
+make LLVM=1 -j"${KRUST_JOBS:-$(($(nproc) + 1))}" >"$LOG" 2>&1 || rc=$?
+kill "$progress_pid" 2>/dev/null || true
+wait "$progress_pid" 2>/dev/null || true
+trap - EXIT
+if [ "$rc" != 0 ]; then
+	echo "build-kernel: the kernel build failed (make exit $rc) after $(elapsed); the end of $LOG:" >&2
+	tail -n 40 "$LOG" >&2
+	exit 1
+fi
+warnings=$(grep -c 'warning:' "$LOG" || true)
+if [ "$warnings" != 0 ]; then
+	echo "build-kernel: $warnings warning line(s) in $LOG, the first:"
+	grep -m 10 'warning:' "$LOG" || true
+fi
+objects "$KDIR" >.krust-objects
 touch .krust-built
-echo "build-kernel: done in $(($(date +%s) - start)) s: $KDIR"
+echo "build-kernel: done in $(($(date +%s) - start)) s ($(elapsed)), $(cat .krust-objects) objects: $KDIR"
 # The kernel is built: whatever happens in pruning does not fail the build.
 prune || echo "build-kernel: pruning $CACHE failed" >&2
