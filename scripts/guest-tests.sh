@@ -1481,30 +1481,40 @@ fi
 tests=("${ALL_TESTS[@]}")
 [ -n "$only" ] && IFS=, read -r -a tests <<<"$only"
 
+# kmemleak_clean runs on a kernel with kmemleak (the debug variant); known
+# now, so that each test's line can say "[n/total]".
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+kmemleak=0
+[ -e /sys/kernel/debug/kmemleak ] && kmemleak=1
+# boot_clean, the tests, final_unload, kmemleak_clean, quiet_after_suite.
+total=$((1 + ${#tests[@]} + 1 + kmemleak + 1))
+index=0
+
 passed=0
 failed=0
 skipped=0
 : >"$OUT/results"
 : >"$OUT/dmesg.txt"
 
-record() { # NAME VERDICT [DETAIL]
+record() { # NAME VERDICT [DETAIL [NUMBER]]: NUMBER shows on the console only
 	echo "$2 $1${3:+: $3}" >>"$OUT/results"
 	case $2 in
 	PASS) passed=$((passed + 1)) ;;
 	SKIP) skipped=$((skipped + 1)) ;;
 	*) failed=$((failed + 1)) ;;
 	esac
-	echo "guest: $2 $1${3:+: $3}"
+	echo "guest: $2 ${4:+$4 }$1${3:+: $3}"
 }
 
 run_test() {
 	local name=$1 out rc splat start
 	local -n skips=SKIP_$PROV
+	index=$((index + 1))
 	if [ -n "${skips[$name]:-}" ]; then
-		record "$name" SKIP "on $PROV: ${skips[$name]}"
+		record "$name" SKIP "on $PROV: ${skips[$name]}" "[$index/$total]"
 		return
 	fi
-	echo "guest: RUN  $name"
+	echo "guest: RUN  [$index/$total] $name"
 	start=$(date +%s%N)
 	# shellcheck disable=SC2016
 	out=$( (set -eE; trap 'echo "  stopped at line $LINENO: $BASH_COMMAND"' ERR; "test_$name") 2>&1)
@@ -1550,8 +1560,7 @@ test_kmemleak_clean() {
 	[ "$n" = 0 ] || { head -40 $k; fail "kmemleak: $n unreferenced object(s)"; }
 	echo "  kmemleak: 0 unreferenced objects"
 }
-mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-if [ -e /sys/kernel/debug/kmemleak ]; then
+if [ "$kmemleak" = 1 ]; then
 	run_test kmemleak_clean
 fi
 
