@@ -71,6 +71,7 @@ ALL_TESTS=(
 	peer_killed_mid_transfer
 	hostile_peer_costs_only_its_connection
 	listener_close_races_connect
+	readme_using_it
 	compat_ioctl_32bit_caller
 )
 
@@ -1097,6 +1098,61 @@ test_listener_close_races_connect() {
 	ip link del kv12
 	rmmod rdma_krust || fail "rmmod failed"
 	insmod "$KO" || fail "insmod failed"
+}
+
+# README's "Using it" block, run as written on the guest's address (the
+# build and insmod lines aside, done already): every command must succeed,
+# and every server started with & must end by itself with status 0 once its
+# client is done. Before the next line, a server started with & must say it
+# is listening, as it has by the time a person types the next line. The
+# block once sent two messages to a server that echoes one.
+test_readme_using_it() {
+	ensure_loaded
+	local line cmd out n=0 p rc
+	local -a lines pids=()
+	# The servers still running, killed when the test fails.
+	stop_bg() {
+		local q
+		for q in "${pids[@]}"; do kill "${q%%:*}" 2>/dev/null || true; done
+	}
+	# (A here-string: the guest has no /dev/fd for process substitution.)
+	mapfile -t lines <<<"$(awk '/^## Using it/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$ROOT/README.md")"
+	[ ${#lines[@]} -gt 5 ] || fail "no sh block under README's \"## Using it\""
+	for line in "${lines[@]}"; do
+		cmd=${line%%#*}
+		cmd=$(echo "$cmd" | sed 's/[[:space:]]*$//')
+		case "$cmd" in
+		"" | make* | insmod* | "cd "*) continue ;;
+		esac
+		n=$((n + 1))
+		if [[ $cmd == *"&" ]]; then
+			(cd "$ROOT/userspace-peer" && exec bash -c "${cmd%&}") >"$OUT/readme-bg-$n.log" 2>&1 &
+			pids+=("$!:$n:${cmd%&}")
+			wait_for 30 grep -q '^listening' "$OUT/readme-bg-$n.log" || {
+				stop_bg
+				fail "README line $n, started with &, did not say it listens within 30 s: $cmd; its output: $(cat "$OUT/readme-bg-$n.log")"
+			}
+			echo "  README line $n (background): $cmd"
+			continue
+		fi
+		rc=0
+		out=$(cd "$ROOT/userspace-peer" && timeout 120 bash -c "$cmd" 2>&1) || rc=$?
+		[ $rc = 0 ] || {
+			stop_bg
+			fail "README line $n failed ($rc): $cmd; output: $out"
+		}
+		echo "  README line $n: $cmd: ok, $(echo "$out" | wc -l) lines of output"
+	done
+	for p in "${pids[@]}"; do
+		rc=0
+		wait_for 60 eval "! kill -0 ${p%%:*}" || {
+			stop_bg
+			fail "README background line ${p#*:} still running 60 s after its client ended"
+		}
+		wait "${p%%:*}" || rc=$?
+		[ $rc = 0 ] || fail "README background line ${p#*:} exited $rc: $(cat "$OUT/readme-bg-$(echo "$p" | cut -d: -f2).log")"
+	done
+	echo "  $n commands, ${#pids[@]} of them servers in the background, all ended with status 0"
 }
 
 # A 32-bit program (scripts/compat32.c, gcc -m32 -static) calls the ioctls

@@ -5,7 +5,8 @@
 # cached kernel, runs `make modules_install` into a scratch INSTALL_MOD_PATH
 # and checks where the module landed and what modinfo says of it; then the
 # Makefile's refusals of kernels it cannot build against (one line each,
-# exit 2). Nothing is installed on this machine and no kernel is built.
+# exit 2); then a DKMS build of the tree (dkms.conf) in scratch DKMS trees.
+# Nothing is installed on this machine and no kernel is built.
 #
 #   scripts/install-test.sh            against the cached main kernel
 #   KDIR=/path scripts/install-test.sh against another built kernel tree
@@ -89,6 +90,38 @@ make -s KDIR="$kdir" modules_install INSTALL_MOD_PATH="$other" INSTALL_MOD_DIR=u
 	>"$scratch/install2.log" 2>&1 || cat "$scratch/install2.log"
 check install_mod_dir_overrides "no $other/lib/modules/$release/updates/rdma_krust.ko" \
 	test -f "$other/lib/modules/$release/updates/rdma_krust.ko"
+
+# --- DKMS: this tree as a DKMS source (dkms.conf), in scratch DKMS and
+# source trees, built against the kernel; and skipped, by dkms.conf's
+# BUILD_EXCLUSIVE_CONFIG (dkms's status 77), for a kernel without Rust ---
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+fake_norust=$scratch/dkms-norust
+mkdir -p "$fake_norust"
+grep -v '^CONFIG_RUST=' "$kdir/.config" >"$fake_norust/.config"
+dsrc=$scratch/dkms-src
+dtree=$scratch/dkms-tree
+mkdir -p "$dsrc/rdma-krust-$version" "$dtree"
+# The module's sources only: what a package or a tarball of it would hold.
+git ls-files -z 2>/dev/null | grep -zv '^userspace-peer/' | xargs -0 -r cp --parents -t "$dsrc/rdma-krust-$version" ||
+	tar -C "$ROOT" --exclude=./userspace-peer --exclude=./.git -cf - . | tar -C "$dsrc/rdma-krust-$version" -xf -
+dkms_() { dkms "$@" --dkmstree "$dtree" --sourcetree "$dsrc" -m rdma-krust -v "$version"; }
+if ! command -v dkms >/dev/null; then
+	check dkms_installed "no dkms (scripts/setup.sh installs it)" false
+elif dkms_ add >"$scratch/dkms.log" 2>&1 &&
+	dkms_ build -k "$release" --kernelsourcedir "$kdir" >>"$scratch/dkms.log" 2>&1; then
+	built=$dtree/rdma-krust/$version/$release/$(uname -m)/module/rdma_krust.ko
+	check dkms_builds "no $built" test -f "$built"
+	dvermagic=$(modinfo -F vermagic "$built" 2>/dev/null || true)
+	check dkms_vermagic "vermagic '$dvermagic', built by make '$built_vermagic'" \
+		test "$dvermagic" = "$built_vermagic"
+	rc=0
+	dkms_ build -k 6.12.0-norust --kernelsourcedir "$fake_norust" >"$scratch/dkms2.log" 2>&1 || rc=$?
+	check dkms_skips_kernel_without_rust "dkms build exited $rc, not 77: $(cat "$scratch/dkms2.log")" \
+		test "$rc" = 77
+else
+	cat "$scratch/dkms.log"
+	check dkms_builds "dkms add/build failed" false
+fi
 
 # --- kernels the module cannot be built against: one line, exit 2 ---
 # refuses NAME KDIR PATTERN: `make KDIR=... modules` exits 2 before Kbuild

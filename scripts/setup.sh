@@ -25,6 +25,7 @@ PKGS=(
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest linux-perf
 	libibverbs-dev librdmacm-dev
+	dkms
 	fonts-dejavu-core python3
 )
 # The version the project builds and tests with; any bindgen the kernel
