@@ -73,6 +73,7 @@ ALL_TESTS=(
 	listener_close_races_connect
 	readme_using_it
 	compat_ioctl_32bit_caller
+	uapi_header_c_program
 )
 
 # Tests that do not apply to a provider, with the reason, printed in the
@@ -1166,6 +1167,21 @@ test_compat_ioctl_32bit_caller() {
 	out=$("$ROOT/userspace-peer/target/compat32" $DEV 2>&1) || fail "compat32: $out"
 	echo "$out" | sed 's/^/  /'
 	expect_eq "$(grep -c "^ok " <<<"$out")" 5 "checks passed"
+}
+
+# The same C program built 64-bit on include/uapi/linux/rdma_krust.h, as a
+# C user would build it (gcc -I include/uapi): it lists the devices ($DEV
+# among them, its name and ports as the tool reports them) and passes the
+# same five checks.
+test_uapi_header_c_program() {
+	ensure_loaded
+	local out
+	out=$("$ROOT/userspace-peer/target/uapi64" $DEV 2>&1) || fail "uapi64: $out"
+	echo "$out" | sed 's/^/  /'
+	grep -q "^checking as a 64-bit caller" <<<"$out" || fail "not a 64-bit build"
+	expect_eq "$(grep -c "^ok " <<<"$out")" 5 "checks passed"
+	grep -q "^device $DEV: " <<<"$out" || fail "$DEV not listed"
+	expect_eq "$(grep -c '^device ' <<<"$out")" "$("$TOOL" devices -j | grep -o '"name"' | wc -l)" "devices listed, against rdma-krust devices -j"
 }
 
 # The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20): real and

@@ -102,8 +102,12 @@ KDIR=$(KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh" --prin
 KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh"
 make -s -C "$ROOT" KDIR="$KDIR" modules >/dev/null
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet)
-# A 32-bit caller of the ioctls (test compat_ioctl_32bit_caller).
-gcc -m32 -static -O2 -Wall -Wextra -Werror -o "$ROOT/userspace-peer/target/compat32" "$ROOT/scripts/compat32.c"
+# A C caller of the ioctls on the uapi header, 32-bit (test
+# compat_ioctl_32bit_caller) and 64-bit (test uapi_header_c_program).
+gcc -m32 -static -O2 -Wall -Wextra -Werror -I "$ROOT/include/uapi" \
+	-o "$ROOT/userspace-peer/target/compat32" "$ROOT/scripts/compat32.c"
+gcc -O2 -Wall -Wextra -Werror -I "$ROOT/include/uapi" \
+	-o "$ROOT/userspace-peer/target/uapi64" "$ROOT/scripts/compat32.c"
 
 BZIMAGE="$KDIR/arch/x86/boot/bzImage"
 [ -f "$BZIMAGE" ] || { echo "qemu-test: no $BZIMAGE" >&2; echo "0 passed, 1 failed"; exit 1; }
