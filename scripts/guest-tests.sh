@@ -1111,10 +1111,15 @@ test_readme_using_it() {
 	ensure_loaded
 	local line cmd out n=0 p rc
 	local -a lines pids=()
-	# The servers still running, killed when the test fails.
+	# When the test fails: the servers' output so far, and the servers
+	# still running killed.
 	stop_bg() {
 		local q
-		for q in "${pids[@]}"; do kill "${q%%:*}" 2>/dev/null || true; done
+		for q in "${pids[@]}"; do
+			echo "  output of README line ${q#*:}:"
+			sed 's/^/    /' "$OUT/readme-bg-$(echo "$q" | cut -d: -f2).log"
+			kill "${q%%:*}" 2>/dev/null || true
+		done
 	}
 	# (A here-string: the guest has no /dev/fd for process substitution.)
 	mapfile -t lines <<<"$(awk '/^## Using it/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$ROOT/README.md")"

@@ -557,6 +557,20 @@ fn request(p: &Plan, mode: u32, size: u32) -> abi::Bench {
     }
 }
 
+/// How long the listening side waits for the measuring end's BYE: as long
+/// as the measurement takes (every size's loop runs in between, and a slow
+/// link or a large `-n` takes as long as it takes), so `--timeout-ms` if
+/// given, else without a limit of its own. A measuring end that dies ends
+/// the connection, and with it the wait. A fixed 20 s failed the README's
+/// `bench --op write --mode bw` (5000 x 64 KiB) on a busy guest.
+fn bye_wait(p: &Plan) -> u32 {
+    if p.timeout_ms == 0 {
+        u32::MAX
+    } else {
+        p.timeout_ms
+    }
+}
+
 /// The listening side: the SEND loops' other end, or the window of the
 /// one-sided ones (and WRITE ping-pong's answers).
 fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
@@ -578,7 +592,7 @@ fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
         // still on their way (it failed that way with ECONNRESET on a slow
         // debug kernel).
         let mut bye = [0u8; 16];
-        dev.recv_msg(&mut bye).context("the BYE")?;
+        dev.recv(&mut bye, bye_wait(p)).context("the BYE")?;
     } else {
         let (addr, rkey, id) = dev
             .expose(u64::from(max.max(8)), rights(p.op))
@@ -593,7 +607,7 @@ fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
             }
         }
         let mut bye = [0u8; 16];
-        dev.recv_msg(&mut bye)?;
+        dev.recv(&mut bye, bye_wait(p)).context("the BYE")?;
         let mut v = [0u8; 8];
         dev.window_io(id, 0, &mut v, true)?;
         println!("window value {}", u64::from_ne_bytes(v));
