@@ -508,11 +508,71 @@ impl UPeer {
                 return Err(anyhow::Error::new(err).context(format!("{what}: {e}")));
             }
             if !self.poll()? {
+                self.check_disconnected();
                 if Instant::now() > end {
                     bail!("{what}: timed out");
                 }
                 std::thread::sleep(Duration::from_micros(20));
             }
+        }
+    }
+
+    /// Takes a DISCONNECTED (or DEVICE_REMOVAL) event off the id's own
+    /// channel, if one is there, and answers it as the module does: the QP
+    /// goes to the error state, so what was posted and will never be
+    /// acknowledged completes now, flushed. rdma_cm leaves the QP as it is,
+    /// and rxe retries a request with retry count 7 for ever: a last echo
+    /// whose ACK was lost on a lossy link, with the pinger gone, was waited
+    /// for until the message timeout (the two-host suite's
+    /// lossy_link_delivers, 300 s, over its 180 s bound).
+    fn check_disconnected(&self) {
+        if self.disconnected.get() {
+            return;
+        }
+        // SAFETY: the endpoint is valid; a synchronous id (no channel given
+        // to rdma_create_ep or rdma_get_request) has a channel of its own.
+        let channel = unsafe { (*self.id).channel };
+        if channel.is_null() {
+            return;
+        }
+        let mut p = libc::pollfd {
+            // SAFETY: `channel` is the id's, valid while it lives.
+            fd: unsafe { (*channel).fd },
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: `p` is one valid pollfd; 0: do not wait.
+        if unsafe { libc::poll(&mut p, 1, 0) } != 1 {
+            return;
+        }
+        let mut ev = null_mut();
+        // SAFETY: the channel has an event (poll said so); `ev` receives it.
+        if unsafe { rdma_get_cm_event(channel, &mut ev) } != 0 {
+            return;
+        }
+        // SAFETY: `ev` is the event just taken, acknowledged once below.
+        let kind = unsafe { (*ev).event };
+        // SAFETY: as above.
+        unsafe { rdma_ack_cm_event(ev) };
+        if kind == rdma_cm_event_type::RDMA_CM_EVENT_DISCONNECTED
+            || kind == rdma_cm_event_type::RDMA_CM_EVENT_DEVICE_REMOVAL
+        {
+            // The event is taken: a synchronous rdma_disconnect() would now
+            // wait for it for ever, so neither `disconnect` nor `drop` calls
+            // it. Destroying the id answers the peer's DREQ.
+            self.disconnected.set(true);
+            // SAFETY: zero is a valid `ibv_qp_attr`.
+            let mut attr: ibv_qp_attr = unsafe { std::mem::zeroed() };
+            attr.qp_state = ibv_qp_state::IBV_QPS_ERR;
+            // SAFETY: the connected endpoint has a QP; `attr` lives for the
+            // call. A failure leaves the waits to their timeouts, as before.
+            unsafe {
+                ibv_modify_qp(
+                    (*self.id).qp,
+                    &mut attr,
+                    ibv_qp_attr_mask::IBV_QP_STATE.0 as i32,
+                )
+            };
         }
     }
 
@@ -590,8 +650,12 @@ impl UPeer {
     }
 
     /// `rdma_disconnect()`: the other side sees the connection end now.
+    /// Nothing to do once the peer's disconnect was taken (see
+    /// `check_disconnected`).
     pub fn disconnect(&self) -> Result<()> {
-        self.disconnected.set(true);
+        if self.disconnected.replace(true) {
+            return Ok(());
+        }
         // SAFETY: the endpoint is valid and connected.
         if unsafe { rdma_disconnect(self.id) } != 0 {
             return Err(os_err("rdma_disconnect"));
