@@ -1111,16 +1111,17 @@ test_listener_close_races_connect() {
 # debug kernel.
 test_readme_using_it() {
 	ensure_loaded
-	local line cmd out n=0 p rc
-	local -a lines pids=()
+	local line cmd out n=0 i rc
+	# The servers started with &: their pids, README line numbers and logs.
+	local -a lines pids=() bg_n=() bg_log=()
 	# When the test fails: the servers' output so far, and the servers
 	# still running killed.
 	stop_bg() {
-		local q
-		for q in "${pids[@]}"; do
-			echo "  output of README line ${q#*:}:"
-			sed 's/^/    /' "$OUT/readme-bg-$(echo "$q" | cut -d: -f2).log"
-			kill "${q%%:*}" 2>/dev/null || true
+		local j
+		for j in "${!pids[@]}"; do
+			echo "  output of README line ${bg_n[j]}:"
+			sed 's/^/    /' "${bg_log[j]}"
+			kill "${pids[j]}" 2>/dev/null || true
 		done
 	}
 	# (A here-string: the guest has no /dev/fd for process substitution.)
@@ -1135,7 +1136,9 @@ test_readme_using_it() {
 		n=$((n + 1))
 		if [[ $cmd == *"&" ]]; then
 			(cd "$ROOT/userspace-peer" && exec bash -c "${cmd%&}") >"$OUT/readme-bg-$n.log" 2>&1 &
-			pids+=("$!:$n:${cmd%&}")
+			pids+=("$!")
+			bg_n+=("$n: ${cmd%&}")
+			bg_log+=("$OUT/readme-bg-$n.log")
 			wait_for 30 grep -q '^listening' "$OUT/readme-bg-$n.log" || {
 				stop_bg
 				fail "README line $n, started with &, did not say it listens within 30 s: $cmd; its output: $(cat "$OUT/readme-bg-$n.log")"
@@ -1152,14 +1155,14 @@ test_readme_using_it() {
 		}
 		echo "  README line $n: $cmd: ok, $(echo "$out" | wc -l) lines of output"
 	done
-	for p in "${pids[@]}"; do
+	for i in "${!pids[@]}"; do
 		rc=0
-		wait_for 60 eval "! kill -0 ${p%%:*}" || {
+		wait_for 60 eval "! kill -0 ${pids[i]}" || {
 			stop_bg
-			fail "README background line ${p#*:} still running 60 s after its client ended"
+			fail "README background line ${bg_n[i]} still running 60 s after its client ended"
 		}
-		wait "${p%%:*}" || rc=$?
-		[ $rc = 0 ] || fail "README background line ${p#*:} exited $rc: $(cat "$OUT/readme-bg-$(echo "$p" | cut -d: -f2).log")"
+		wait "${pids[i]}" || rc=$?
+		[ $rc = 0 ] || fail "README background line ${bg_n[i]} exited $rc: $(cat "${bg_log[i]}")"
 	done
 	echo "  $n commands, ${#pids[@]} of them servers in the background, all ended with status 0"
 }
@@ -1587,7 +1590,7 @@ record() { # NAME VERDICT [DETAIL [NUMBER]]: NUMBER shows on the console only
 }
 
 run_test() {
-	local name=$1 out rc splat start
+	local name=$1 rc splat start
 	local -n skips=SKIP_$PROV
 	index=$((index + 1))
 	if [ -n "${skips[$name]:-}" ]; then
@@ -1596,14 +1599,15 @@ run_test() {
 	fi
 	echo "guest: RUN  [$index/$total] $name"
 	start=$(date +%s%N)
+	# The test's lines go out as it prints them, so a long test shows its
+	# progress (no capture: a capture prints only when the test ends).
 	# shellcheck disable=SC2016
-	out=$( (set -eE; trap 'echo "  stopped at line $LINENO: $BASH_COMMAND"' ERR; "test_$name") 2>&1)
+	(set -eE; trap 'echo "  stopped at line $LINENO: $BASH_COMMAND"' ERR; "test_$name") 2>&1
 	rc=$?
 	local log
 	log=$(dmesg -c)
 	{ echo "=== $name"; echo "$log"; } >>"$OUT/dmesg.txt"
 	splat=$(grep -E "$SPLAT_RE" <<<"$log" | head -5)
-	[ -n "$out" ] && echo "$out"
 	if [ -n "$splat" ]; then
 		echo "  kernel splat during $name:"
 		echo "$splat" | sed 's/^/    /'

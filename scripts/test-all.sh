@@ -36,8 +36,12 @@ bash scripts/setup.sh || {
 
 passed=0
 failed=0
+# What failed, one line each, repeated before the last line: the end of a
+# long log names its failures.
+failures=()
 count() { # VERDICT NAME
 	if [ "$1" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	[ "$1" = PASS ] || failures+=("$2")
 	echo "test-all: $1 $2"
 }
 
@@ -77,6 +81,9 @@ cf=$(grep -Eo '[0-9]+ failed' "$cargo_log" | awk '{ s += $1 } END { print s + 0 
 [ "$cargo_rc" = 0 ] || [ "$cf" != 0 ] || cf=1 # a build failure counts
 passed=$((passed + cp))
 failed=$((failed + cf))
+n=${#failures[@]}
+while read -r t; do failures+=("cargo test: $t"); done < <(sed -nE 's/^test (.*) \.\.\. FAILED$/\1/p' "$cargo_log")
+[ "$cf" = 0 ] || [ "${#failures[@]}" != "$n" ] || failures+=("cargo test: the build, or a test not named")
 rm -f "$cargo_log"
 echo "test-all: cargo test: $cp passed, $cf failed"
 
@@ -94,7 +101,11 @@ suite() {
 	else
 		gp=0
 		gf=1
+		failures+=("$label: no \"$prefix: N passed, N failed\" line")
 	fi
+	# The suites print "PREFIX: FAIL NAME: why" as a test fails, and
+	# again in a closing list: each name once.
+	while read -r t; do failures+=("$label: $t"); done < <(sed -nE "s/^$prefix: FAIL (\\[[0-9\/]+\\] )?([^:]+)(:.*)?\$/\\2/p" "$log" | sort -u)
 	rm -f "$log"
 	passed=$((passed + gp))
 	failed=$((failed + gf))
@@ -138,5 +149,9 @@ else
 	echo "test-all: debug-kernel suite skipped (KRUST_DEBUG=${KRUST_DEBUG:-auto}, debug kernel not cached; see README)"
 fi
 
+if [ "${#failures[@]}" != 0 ]; then
+	echo "test-all: failed:"
+	printf '  %s\n' "${failures[@]}"
+fi
 echo "total: $passed passed, $failed failed"
 [ "$failed" = 0 ]

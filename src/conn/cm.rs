@@ -335,7 +335,13 @@ impl Conn {
         self.prepare(child, &dev, resp, init, t)
     }
 
-    /// `IOCTL_DISCONNECT`.
+    /// `IOCTL_DISCONNECT`: `rdma_disconnect()`, then waits, interruptibly,
+    /// until rdma_cm reports the end: the peer's reply (IB's DREP, iWARP's
+    /// close), a disconnect of the peer's crossing this one, or the CM giving
+    /// up after its retries (IB: `IB_CM_DREQ_ERROR`, a `DISCONNECTED` with
+    /// `ETIMEDOUT`). The CM bounds the wait, as librdmacm's synchronous
+    /// `rdma_disconnect()`. A signal ends the wait with `EINTR`; the
+    /// disconnect goes on.
     pub(crate) fn disconnect(&self) -> Result {
         {
             let st = self.st.lock();
@@ -343,11 +349,15 @@ impl Conn {
                 return Err(errno::ENOTCONN());
             }
         }
-        let ep = self.ep.lock();
-        match &ep.id {
-            Some(id) => id.disconnect(),
-            None => Err(errno::ENOTCONN()),
+        {
+            let ep = self.ep.lock();
+            match &ep.id {
+                Some(id) => id.disconnect()?,
+                None => return Err(errno::ENOTCONN()),
+            }
         }
+        // Outside `ep`: the wait ends in a cm handler.
+        self.wait(UNTIL_VERDICT, |st| st.cm_closed.then_some(Ok(())))
     }
 }
 
@@ -392,8 +402,14 @@ impl Conn {
                 self.close_locked(&mut st, errno::ENETUNREACH());
             }
             CmEventKind::Rejected => self.close_locked(&mut st, errno::ECONNREFUSED()),
-            CmEventKind::Disconnected => self.close_locked(&mut st, errno::ECONNRESET()),
-            CmEventKind::DeviceRemoval => self.close_locked(&mut st, ENODEV),
+            CmEventKind::Disconnected => {
+                st.cm_closed = true;
+                self.close_locked(&mut st, errno::ECONNRESET());
+            }
+            CmEventKind::DeviceRemoval => {
+                st.cm_closed = true;
+                self.close_locked(&mut st, ENODEV);
+            }
             _ => {}
         }
         self.cv.notify_all();

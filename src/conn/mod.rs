@@ -110,6 +110,13 @@ struct St {
     error: Option<Error>,
     /// The last cm event the connect path waits for.
     cm_event: Option<CmEventKind>,
+    /// rdma_cm reported the connection's end (`DISCONNECTED`: the peer's
+    /// reply to a disconnect, its own disconnect, or the CM giving up after
+    /// its retries; `DEVICE_REMOVAL`), or the device is going. A
+    /// `DISCONNECT` waits for it: closing the file at once would destroy
+    /// the id, and ib_cm cancels the retries of a DREQ whose id is
+    /// destroyed, so a peer whose DREQ was lost would never learn of it.
+    cm_closed: bool,
     /// The message path's state.
     msg: Msg,
     /// The one-sided path's state.
@@ -312,6 +319,7 @@ impl Conn {
                     state: abi::state::IDLE,
                     error: None,
                     cm_event: None,
+                    cm_closed: false,
                     msg,
                     op,
                     info: abi::ConnInfo {
@@ -484,6 +492,7 @@ impl Conn {
         // Closed first, so that a caller who then finds no QP reports `err`.
         {
             let mut st = self.st.lock();
+            st.cm_closed = true;
             self.close_locked(&mut st, err);
         }
         let (listener, mut id) = self.ep.lock().seal();
@@ -543,6 +552,7 @@ impl CompletionHandler for Conn {
 impl DeviceUser for Conn {
     fn device_going(&self) {
         let mut st = self.st.lock();
+        st.cm_closed = true;
         self.close_locked(&mut st, ENODEV);
     }
 

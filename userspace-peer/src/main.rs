@@ -29,7 +29,7 @@ mod table;
 mod upeer;
 mod verbs;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use clap::{Parser, Subcommand};
 use kdev::KrustDev;
 use std::process::ExitCode;
@@ -177,6 +177,10 @@ pub enum Cmd {
         /// Milliseconds to wait after connecting, before the first message.
         #[arg(long, default_value_t = 0)]
         hold_ms: u64,
+        /// Milliseconds to stay connected after the last message, before
+        /// disconnecting (to cut a test link before the disconnect, say).
+        #[arg(long, default_value_t = 0)]
+        linger_ms: u64,
         /// Message sizes, one message each, e.g. 1,4096,65536.
         #[arg(long, value_delimiter = ',', default_value = "64")]
         sizes: Vec<u64>,
@@ -396,7 +400,7 @@ fn kernel_accept(
 fn kernel_ping(
     dev: &KrustDev,
     info: &abi::ConnInfo,
-    hold_ms: u64,
+    (hold_ms, linger_ms): (u64, u64),
     sizes: &[u64],
     seed: u64,
     one_way: bool,
@@ -409,6 +413,12 @@ fn kernel_ping(
     } else {
         scenario::ping(dev, sizes, seed)?;
     }
+    if linger_ms > 0 {
+        println!("lingering {linger_ms} ms before disconnecting");
+        std::io::Write::flush(&mut std::io::stdout())?;
+        std::thread::sleep(std::time::Duration::from_millis(linger_ms));
+    }
+    let t = std::time::Instant::now();
     if let Err(e) = dev.disconnect() {
         // The peer may have closed first: then there is nothing to do.
         if dev.conn_info()?.state != abi::state::CLOSED {
@@ -417,15 +427,15 @@ fn kernel_ping(
         println!("disconnected by the peer");
         return Ok(());
     }
-    // The disconnect is complete when the state says so.
-    for _ in 0..100 {
-        if dev.conn_info()?.state == abi::state::CLOSED {
-            println!("disconnected");
-            return Ok(());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    bail!("still connected 2 s after IOCTL_DISCONNECT")
+    // IOCTL_DISCONNECT returns once rdma_cm reported the end.
+    let state = dev.conn_info()?.state;
+    ensure!(
+        state == abi::state::CLOSED,
+        "IOCTL_DISCONNECT returned with the connection {}",
+        table::state_name(state)
+    );
+    println!("disconnected in {} ms", t.elapsed().as_millis());
+    Ok(())
 }
 
 /// The arguments of `rdma-krust serve`.
@@ -594,6 +604,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::KernelPing {
             connect,
             hold_ms,
+            linger_ms,
             sizes,
             seed,
             depth,
@@ -604,7 +615,7 @@ fn run(cli: Cli) -> Result<()> {
             let dev = open_dev(&o)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
-            kernel_ping(&dev, &info, hold_ms, &sizes, seed, one_way)
+            kernel_ping(&dev, &info, (hold_ms, linger_ms), &sizes, seed, one_way)
         }
         Cmd::KernelTarget {
             listen,

@@ -256,7 +256,11 @@ fn serve(dev: &KrustDev, verbose: bool) -> Result<u64> {
         let src = match recv16(dev) {
             Ok(b) => Advert::decode(&b).context("bad advert")?,
             Err(e) if crate::scenario::is_reset(&e) => break,
-            Err(e) => return Err(e.context("receive the source advert")),
+            Err(e) => {
+                return Err(e.context(format!(
+                    "receive the source advert, after {pings} ping(s) served"
+                )))
+            }
         };
         if src.len == 0 || src.len > BUFSIZE {
             bail!(

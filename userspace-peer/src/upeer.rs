@@ -38,6 +38,34 @@ const WR_RECV: u64 = 1 << 32;
 const WR_SEND: u64 = 2 << 32;
 const WR_OP: u64 = 3 << 32;
 
+/// Whether the channel of the synchronous id `id` has an event, waiting up
+/// to `timeout_ms` (0: just look). A synchronous id (no channel given to
+/// `rdma_create_ep` or `rdma_get_request`) has a channel of its own; an id
+/// without one never has an event here.
+///
+/// # Safety
+///
+/// `id` is a valid `rdma_cm_id` for the duration of the call.
+unsafe fn channel_ready(id: *mut rdma_cm_id, timeout_ms: u32) -> io::Result<bool> {
+    // SAFETY: `id` is valid (the caller's contract).
+    let channel = unsafe { (*id).channel };
+    if channel.is_null() {
+        return Ok(false);
+    }
+    let mut p = libc::pollfd {
+        // SAFETY: `channel` is the id's, valid while it lives.
+        fd: unsafe { (*channel).fd },
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
+    // SAFETY: `p` is one valid pollfd.
+    match unsafe { libc::poll(&mut p, 1, ms) } {
+        n if n < 0 => Err(io::Error::last_os_error()),
+        n => Ok(n > 0),
+    }
+}
+
 fn os_err(what: &str) -> anyhow::Error {
     anyhow::anyhow!("{what}: {}", io::Error::last_os_error())
 }
@@ -231,27 +259,10 @@ impl Listener {
     /// [`Self::accept`], waiting at most `timeout_ms` for the request (0:
     /// without limit); `ETIMEDOUT` when none came.
     pub fn accept_within(&self, resp: u32, init: u32, timeout_ms: u32) -> Result<UPeer> {
-        // SAFETY: the listener is valid; a synchronous id (no channel given
-        // to rdma_create_ep) has a channel of its own.
-        let channel = unsafe { (*self.id).channel };
-        if timeout_ms > 0 && !channel.is_null() {
-            // SAFETY: `channel` is the listener's, valid while it lives.
-            let fd = unsafe { (*channel).fd };
-            let mut p = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ms = i32::try_from(timeout_ms).unwrap_or(i32::MAX);
-            // SAFETY: `p` is one valid pollfd.
-            match unsafe { libc::poll(&mut p, 1, ms) } {
-                n if n < 0 => return Err(os_err("poll")),
-                0 => {
-                    return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
-                        .with_context(|| format!("no connection request in {timeout_ms} ms"))
-                }
-                _ => {}
-            }
+        // SAFETY: the listener is valid while `self` lives.
+        if timeout_ms > 0 && !unsafe { channel_ready(self.id, timeout_ms) }.context("poll")? {
+            return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                .with_context(|| format!("no connection request in {timeout_ms} ms"));
         }
         let mut id = null_mut();
         // SAFETY: the listener is valid; `id` receives the new endpoint.
@@ -529,22 +540,12 @@ impl UPeer {
         if self.disconnected.get() {
             return;
         }
-        // SAFETY: the endpoint is valid; a synchronous id (no channel given
-        // to rdma_create_ep or rdma_get_request) has a channel of its own.
+        // SAFETY: the endpoint is valid while `self` lives.
+        if !matches!(unsafe { channel_ready(self.id, 0) }, Ok(true)) {
+            return;
+        }
+        // SAFETY: the id is synchronous (`channel_ready` found its channel).
         let channel = unsafe { (*self.id).channel };
-        if channel.is_null() {
-            return;
-        }
-        let mut p = libc::pollfd {
-            // SAFETY: `channel` is the id's, valid while it lives.
-            fd: unsafe { (*channel).fd },
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: `p` is one valid pollfd; 0: do not wait.
-        if unsafe { libc::poll(&mut p, 1, 0) } != 1 {
-            return;
-        }
         let mut ev = null_mut();
         // SAFETY: the channel has an event (poll said so); `ev` receives it.
         if unsafe { rdma_get_cm_event(channel, &mut ev) } != 0 {
