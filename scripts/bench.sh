@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: boot the guest once, run perftest and rdma-krust's in-kernel
-# loops on the same device (rxe, or siw with KRUST_PROVIDER=siw) with the
-# same sizes and iterations (scripts/guest-bench.sh), then print the
-# side-by-side table.
+# make bench: boot the guest KRUST_BENCH_BOOTS times (default 3), each
+# time running perftest and rdma-krust's in-kernel loops on the same device
+# (rxe, or siw with KRUST_PROVIDER=siw) with the same sizes and iterations
+# (scripts/guest-bench.sh), and print each boot's side-by-side table; then
+# the table over the boots: per row the medians, the median ratio and its
+# spread (min-max), and "faster"/"slower" only where the spread does not
+# cross 1.0. One boot's ratio moves by 0.4 from boot to boot here.
 #
-# Results stay in the run's log directory (printed): bench.jsonl (every
-# figure of both tools), samples-<op>.txt (rdma-krust's latency samples),
-# plots/*.png. With --update-docs the plots and bench.jsonl also go to
+# Results stay in the run's log directory (printed): boot-N/out/ per boot
+# with bench.jsonl (every figure of both tools) and samples-<op>.txt
+# (rdma-krust's latency samples), medians.txt, and plots/*.png of the
+# median boot (the one whose ratios are nearest the medians). With
+# --update-docs the plots, medians.txt and each boot's bench.jsonl
+# (bench-boot-N.jsonl; bench.jsonl is the median boot's) also go to
 # Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw).
 # With --pair the same cases run across two guests
 # (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
 # servers on one, the measuring side on the other, over the host's relay.
-# Environment: KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
+# Environment: KRUST_BENCH_BOOTS, KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
 # KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
 # scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
 # KRUST_PROFILE=only scripts/qemu-test.sh --bench.
@@ -38,22 +44,42 @@ if [ "${1:-}" = --pair ]; then
 	exit 0
 fi
 
+boots=${KRUST_BENCH_BOOTS:-3}
+[[ $boots =~ ^[1-9][0-9]*$ ]] || { echo "bench: KRUST_BENCH_BOOTS must be a count of boots, 1 or more (got '$boots')" >&2; exit 2; }
+
 # The plotting code is a cargo feature, so the test suite does not build it;
 # its binary has a target directory of its own.
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet --features plot --target-dir target/plot)
-"$ROOT/scripts/qemu-test.sh" --bench
-OUT=$LOGDIR/out
-[ -s "$OUT/bench.jsonl" ] || { echo "bench: no results; see $LOGDIR" >&2; exit 1; }
-echo
-"$ROOT/userspace-peer/target/release/rdma-krust" bench-report "$OUT/bench.jsonl"
-echo
+TOOL=$ROOT/userspace-peer/target/release/rdma-krust
+runs=()
+for i in $(seq 1 "$boots"); do
+	echo "bench: boot $i of $boots"
+	KRUST_LOGDIR=$LOGDIR/boot-$i "$ROOT/scripts/qemu-test.sh" --bench
+	run=$LOGDIR/boot-$i/out/bench.jsonl
+	[ -s "$run" ] || { echo "bench: boot $i gave no results; see $LOGDIR/boot-$i" >&2; exit 1; }
+	echo
+	echo "bench: boot $i of $boots"
+	"$TOOL" bench-report "$run"
+	echo
+	runs+=("$run")
+done
+best=1
+if [ "$boots" -gt 1 ]; then
+	"$TOOL" bench-report "${runs[@]}" | tee "$LOGDIR/medians.txt"
+	best=$(sed -nE 's/^median boot: ([0-9]+) .*/\1/p' "$LOGDIR/medians.txt")
+	echo
+fi
+OUT=$LOGDIR/boot-$best/out
 "$ROOT/userspace-peer/target/plot/release/rdma-krust" bench-plot "$OUT" --out "$OUT/plots"
 if [ "${1:-}" = --update-docs ]; then
 	# rxe's figures in Documentation/perf/, siw's in Documentation/perf/siw/.
 	docs=$ROOT/Documentation/perf
 	[ "${KRUST_PROVIDER:-rxe}" = rxe ] || docs=$docs/$KRUST_PROVIDER
 	mkdir -p "$docs"
+	rm -f "$docs"/bench-boot-*.jsonl
 	cp "$OUT"/plots/*.png "$OUT/bench.jsonl" "$docs/"
-	echo "bench: plots and bench.jsonl copied to ${docs#"$ROOT"/}/"
+	for i in $(seq 1 "$boots"); do cp "${runs[i - 1]}" "$docs/bench-boot-$i.jsonl"; done
+	[ ! -f "$LOGDIR/medians.txt" ] || cp "$LOGDIR/medians.txt" "$docs/"
+	echo "bench: plots (boot $best's), medians.txt and each boot's bench.jsonl copied to ${docs#"$ROOT"/}/"
 fi
-echo "bench: results in $OUT"
+echo "bench: results in $LOGDIR (plots of boot $best in $OUT/plots)"

@@ -20,9 +20,11 @@
 /// Version of this ABI, bumped whenever it changes (3: `CONN_POLL`,
 /// `BENCH_PINGPONG`, `Bench::window`; 4: [`Transport`] in `ConnectReq`,
 /// `ListenReq` and `ConnInfo`, and a `timeout_ms` of 0 on one-sided
-/// operations waits for the transport). `IOCTL_VERSION` reports it, and
+/// operations waits for the transport; 6: `Bench::samples` on a bandwidth
+/// run takes each message's post and completion time, and its `total_ns`
+/// starts at the first post). `IOCTL_VERSION` reports it, and
 /// `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -529,9 +531,15 @@ pub struct Bench {
     /// WRITEs into, at least `size` bytes; zero otherwise.
     pub window: u32,
     /// Latency: user pointer to `u64[iters]`, filled with each operation's
-    /// time in nanoseconds (SEND: half the round trip); 0 for none.
+    /// time in nanoseconds (SEND: half the round trip). Bandwidth: user
+    /// pointer to `u64[2 * iters]`, filled with each message's post time,
+    /// in the order posted, then each completion's time, in the order
+    /// completed, in nanoseconds from the first post: perftest's
+    /// `tposted` and `tcompleted`, from which its BW peak is computed. 0
+    /// for none.
     pub samples: u64,
-    /// Output: nanoseconds from the first post to the last completion.
+    /// Output: nanoseconds from the first post to the last completion
+    /// (bandwidth: from after the buffers' setup).
     pub total_ns: u64,
     /// Output: bytes moved.
     pub bytes: u64,

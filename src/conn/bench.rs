@@ -19,6 +19,23 @@ use crate::kapi::{
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
 
+/// A bandwidth run's per-message times (`ktime_get()` ns): posts in the
+/// order posted, completions in the order reaped.
+struct BwStamps {
+    posted: KVVec<i64>,
+    completed: KVVec<i64>,
+}
+
+/// What [`Conn::pipelined`] measured.
+struct Pipelined {
+    /// When the first message was posted, after the buffers' setup.
+    first_post: i64,
+    /// The last completion.
+    end: i64,
+    /// The shortest span of `depth` consecutive completions.
+    best: u64,
+}
+
 impl Conn {
     /// Runs the benchmark `b` describes and fills in its outputs.
     pub(crate) fn bench(self: &Arc<Self>, b: &mut abi::Bench) -> Result {
@@ -70,7 +87,16 @@ impl Conn {
         if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) && b.samples != 0 {
             samples = KVec::with_capacity(b.iters as usize, GFP_KERNEL)?;
         }
-        let start = Ktime::ktime_get().to_ns();
+        // Bandwidth: each message's post and completion time, for perftest's
+        // peak (`abi::Bench::samples`); up to 16 MB, so vmalloc'ed if need be.
+        let mut stamps = None;
+        if b.mode == abi::BENCH_BW && b.samples != 0 {
+            stamps = Some(BwStamps {
+                posted: KVVec::with_capacity(b.iters as usize, GFP_KERNEL)?,
+                completed: KVVec::with_capacity(b.iters as usize, GFP_KERNEL)?,
+            });
+        }
+        let mut start = Ktime::ktime_get().to_ns();
         let (end, best) = match (b.op, b.mode) {
             (abi::BENCH_SEND, abi::BENCH_LAT) => (self.send_pingpong(b, timeout, &mut samples)?, 0),
             (abi::BENCH_SEND, abi::BENCH_RESPOND) => (self.send_respond(b, timeout, true)?, 0),
@@ -78,7 +104,13 @@ impl Conn {
             (_, abi::BENCH_PINGPONG) => (self.write_pingpong(b, timeout, &mut samples, true)?, 0),
             (_, abi::BENCH_RESPOND) => (self.write_pingpong(b, timeout, &mut samples, false)?, 0),
             (_, abi::BENCH_LAT) => (self.one_at_a_time(b, &mut samples)?, 0),
-            _ => self.pipelined(b, start)?,
+            _ => {
+                let r = self.pipelined(b, stamps.as_mut())?;
+                // From the first post, as perftest's, not from the buffers'
+                // setup.
+                start = r.first_post;
+                (r.end, r.best)
+            }
         };
         b.total_ns = (end - start).max(0) as u64;
         b.bytes = u64::from(b.size) * u64::from(b.iters);
@@ -87,6 +119,13 @@ impl Conn {
             let mut w = UserSlice::new(b.samples as usize, samples.len() * 8).writer();
             for s in samples.iter() {
                 w.write_slice(&s.to_ne_bytes())?;
+            }
+        }
+        if let Some(t) = stamps {
+            let n = t.posted.len() + t.completed.len();
+            let mut w = UserSlice::new(b.samples as usize, n * 8).writer();
+            for s in Iterator::chain(t.posted.iter(), t.completed.iter()) {
+                w.write_slice(&((s - start).max(0) as u64).to_ne_bytes())?;
             }
         }
         Ok(())
@@ -240,17 +279,28 @@ impl Conn {
     }
 
     /// Bandwidth: `depth` operations in flight; each completion's buffer
-    /// carries the next post. Returns the last completion time and the
-    /// shortest span of `depth` consecutive completions.
-    fn pipelined(self: &Arc<Self>, b: &abi::Bench, start: i64) -> Result<(i64, u64)> {
+    /// carries the next post. With `stamps`, records each message's post
+    /// time and each completion's time, in order.
+    fn pipelined(
+        self: &Arc<Self>,
+        b: &abi::Bench,
+        mut stamps: Option<&mut BwStamps>,
+    ) -> Result<Pipelined> {
         let op = Self::bench_op(b);
         let depth = b.depth.min(b.iters) as usize;
         let sinks = self.bench_sinks(b, depth)?;
         let gen = self.bench_gen(0);
+        let mut bufs = KVec::with_capacity(depth, GFP_KERNEL)?;
+        for _ in 0..depth {
+            bufs.push(self.bench_buf(b)?, GFP_KERNEL)?;
+        }
         let mut posted = 0u32;
-        for idx in 0..depth {
-            let buf = self.bench_buf(b)?;
+        let start = Ktime::ktime_get().to_ns();
+        for (idx, buf) in bufs.into_iter().enumerate() {
             self.st.lock().op.pending += 1;
+            if let Some(t) = stamps.as_deref_mut() {
+                t.posted.push(Ktime::ktime_get().to_ns(), GFP_KERNEL)?;
+            }
             self.bench_post(gen, idx, Some(buf), sinks.get(idx), b.size as usize, op)?;
             posted += 1;
         }
@@ -267,6 +317,9 @@ impl Conn {
                 };
                 done += 1;
                 end = end.max(t);
+                if let Some(s) = stamps.as_deref_mut() {
+                    s.completed.push(t, GFP_KERNEL)?;
+                }
                 if ring.len() < depth {
                     ring.push(t, GFP_KERNEL)?;
                 } else if let Some(slot) = ring.get_mut(done as usize % depth) {
@@ -278,12 +331,19 @@ impl Conn {
                 }
                 if posted < b.iters {
                     self.st.lock().op.pending += 1;
+                    if let Some(s) = stamps.as_deref_mut() {
+                        s.posted.push(Ktime::ktime_get().to_ns(), GFP_KERNEL)?;
+                    }
                     self.bench_post(gen, idx, buf, sinks.get(idx), b.size as usize, op)?;
                     posted += 1;
                 }
             }
         }
-        Ok((end, if best == u64::MAX { 0 } else { best }))
+        Ok(Pipelined {
+            first_post: start,
+            end,
+            best: if best == u64::MAX { 0 } else { best },
+        })
     }
 
     /// Waits for one raw message; gives its buffer back for reposting.

@@ -263,12 +263,31 @@ pub fn bw(size: u64, iters: u64, total_ns: u64, stamps: Option<&Stamps<'_>>) -> 
     }
 }
 
-/// perftest's bandwidth figures of a finished `IOCTL_BENCH`. It returns
-/// no per-message times, only `total_ns` (and `best_ns`, the shortest span
-/// between the first and the last of `depth` consecutive completions,
-/// which is not perftest's peak): the peak is not measured.
-pub fn bw_of_bench(b: &abi::Bench) -> Bw {
-    bw(u64::from(b.size), u64::from(b.iters), b.total_ns, None)
+/// perftest measures the BW peak of runs of at most this many
+/// iterations (more, and it warns that it will not, and prints 0.00).
+pub const PEAK_MAX_ITERS: u32 = 20_000;
+
+/// perftest's bandwidth figures of a finished `IOCTL_BENCH`. `samples` is
+/// what the module filled in through `Bench::samples`: each message's post
+/// time then each completion's (`2 * iters` values), from which the peak
+/// is computed as perftest's; the module signals and reaps every message
+/// (perftest's `post_list` and `cq_mod` of 1). Without them (`samples` of
+/// another length), the peak is not measured. `best_ns`, the shortest span
+/// of `depth` completions, is not perftest's peak and is not used.
+pub fn bw_of_bench(b: &abi::Bench, samples: &[u64]) -> Bw {
+    let n = b.iters as usize;
+    let stamps = (n > 0 && samples.len() == 2 * n).then(|| Stamps {
+        posted: &samples[..n],
+        completed: &samples[n..],
+        post_list: 1,
+        cq_mod: 1,
+    });
+    bw(
+        u64::from(b.size),
+        u64::from(b.iters),
+        b.total_ns,
+        stamps.as_ref(),
+    )
 }
 
 /// perftest's latency table header.
@@ -306,12 +325,8 @@ pub fn bw_row(size: u32, iters: u32, b: &Bw) -> String {
 /// op, mode, bytes, perftest's figure, rdma-krust's figure.
 type Row = (String, String, u64, Option<f64>, Option<f64>);
 
-/// The side-by-side table of a bench run: one row per (op, mode, size) with
-/// perftest's and rdma-krust's headline figure and their ratio. Latency rows
-/// compare `t_typical` (lower is better), bandwidth rows `BW average`
-/// (higher is better).
-pub fn report(jsonl: &str) -> anyhow::Result<String> {
-    use std::fmt::Write;
+/// The rows of one run's bench.jsonl, in the order they first appear.
+fn rows_of(jsonl: &str) -> anyhow::Result<Vec<Row>> {
     let mut rows: Vec<Row> = Vec::new();
     for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
         let v: serde_json::Value = serde_json::from_str(line)?;
@@ -342,6 +357,25 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
             rows[i].4 = fig;
         }
     }
+    Ok(rows)
+}
+
+/// What a row's figure is, for the table's last column.
+fn figure_of(mode: &str, op: &str) -> &'static str {
+    match (mode, op) {
+        ("lat", "send" | "write") => "t_typical us, both RTT/2 of a ping-pong",
+        ("lat", _) => "t_typical us, both full RTT",
+        _ => "BW average MB/sec (2^20)",
+    }
+}
+
+/// The side-by-side table of a bench run: one row per (op, mode, size) with
+/// perftest's and rdma-krust's headline figure and their ratio. Latency rows
+/// compare `t_typical` (lower is better), bandwidth rows `BW average`
+/// (higher is better).
+pub fn report(jsonl: &str) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    let rows = rows_of(jsonl)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -354,11 +388,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
             (Some(p), Some(o)) if p > 0.0 => format!("{:.2}", o / p),
             _ => "-".to_string(),
         };
-        let what = match (mode.as_str(), op.as_str()) {
-            ("lat", "send" | "write") => "t_typical us, both RTT/2 of a ping-pong",
-            ("lat", _) => "t_typical us, both full RTT",
-            _ => "BW average MB/sec (2^20)",
-        };
+        let what = figure_of(&mode, &op);
         let _ = writeln!(
             out,
             "{op:<6} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
@@ -367,6 +397,123 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
         );
     }
     Ok(out)
+}
+
+/// The median of `v` (the mean of the middle two for an even count);
+/// `None` for none.
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// What the ratios of one row over several boots say: rdma-krust
+/// "faster" or "slower" only where every boot agrees (the spread does not
+/// cross 1.0), else "neither". Latency is faster below 1, bandwidth above.
+pub fn verdict(mode: &str, min: f64, max: f64) -> &'static str {
+    let (below, above) = if mode == "lat" {
+        ("faster", "slower")
+    } else {
+        ("slower", "faster")
+    };
+    if max < 1.0 {
+        below
+    } else if min > 1.0 {
+        above
+    } else {
+        "neither"
+    }
+}
+
+/// The table over several boots of `make bench` (one bench.jsonl each):
+/// per row the median of each tool's figure, the median of the per-boot
+/// ratios, their spread (min to max) and what the spread allows saying.
+/// Also returns the index of the median boot: the one whose ratios are
+/// nearest the medians (least sum of |log(ratio / median)|), whose plots
+/// stand for the run.
+pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
+    use std::fmt::Write;
+    let boots: Vec<Vec<Row>> = runs
+        .iter()
+        .map(|r| rows_of(r))
+        .collect::<anyhow::Result<_>>()?;
+    let first = boots.first().ok_or_else(|| anyhow::anyhow!("no runs"))?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<6} {:<4} {:>8}  {:>9}  {:>10}  {:>6}  {:>11}  {:<7}  figure (medians over {} boots)",
+        "op",
+        "mode",
+        "bytes",
+        "perftest",
+        "rdma-krust",
+        "ratio",
+        "spread",
+        "krust is",
+        boots.len()
+    );
+    let mut distance = vec![0.0f64; boots.len()];
+    for (op, mode, bytes, _, _) in first {
+        let mut pts = Vec::new();
+        let mut ours = Vec::new();
+        let mut ratios = Vec::new();
+        for (b, rows) in boots.iter().enumerate() {
+            let row = rows
+                .iter()
+                .find(|r| &r.0 == op && &r.1 == mode && r.2 == *bytes);
+            let (p, o) = row.map_or((None, None), |r| (r.3, r.4));
+            pts.extend(p);
+            ours.extend(o);
+            ratios.push(match (p, o) {
+                (Some(p), Some(o)) if p > 0.0 => Some((b, o / p)),
+                _ => None,
+            });
+        }
+        let rs: Vec<f64> = ratios.iter().flatten().map(|r| r.1).collect();
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let (ratio, spread, says) = match median(&rs) {
+            Some(m) => {
+                let lo = rs.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = rs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                for (b, r) in ratios.iter().flatten() {
+                    distance[*b] += (r / m).ln().abs();
+                }
+                (
+                    format!("{m:.2}"),
+                    format!("{lo:.2}-{hi:.2}"),
+                    verdict(mode, lo, hi),
+                )
+            }
+            None => ("-".to_string(), "-".to_string(), "-"),
+        };
+        // A boot that lacks a row is never the median boot.
+        for (b, r) in ratios.iter().enumerate() {
+            if r.is_none() && !rs.is_empty() {
+                distance[b] = f64::INFINITY;
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{op:<6} {mode:<4} {bytes:>8}  {:>9}  {:>10}  {ratio:>6}  {spread:>11}  {says:<7}  {}",
+            f(median(&pts)),
+            f(median(&ours)),
+            figure_of(mode, op)
+        );
+    }
+    let best = distance
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map_or(0, |(i, _)| i);
+    Ok((out, best))
 }
 
 #[cfg(test)]
@@ -412,6 +559,57 @@ mod tests {
             lines[3].contains("20.00") && lines[3].contains(" - "),
             "{r}"
         );
+    }
+
+    #[test]
+    fn boots_give_medians_spreads_and_the_median_boot() {
+        // READ latency ratios 0.5, 0.8 and 0.6 (krust 30/60, 40/50, 36/60):
+        // median 0.6, spread 0.5-0.8, all below 1: faster. WRITE bandwidth
+        // ratios 0.9, 1.2, 1.1: median 1.1, spread crosses 1: neither.
+        // Distances |ln(r / median)| summed per boot: boot 0 ln(0.6/0.5)
+        // + ln(1.1/0.9) = 0.182 + 0.201 = 0.383; boot 1 ln(0.8/0.6) +
+        // ln(1.2/1.1) = 0.288 + 0.087 = 0.375; boot 2: 0 + 0 = 0. The
+        // median boot is boot 2.
+        let run = |pr: f64, kr: f64, pw: f64, kw: f64| {
+            format!(
+                r#"{{"tool":"perftest","op":"read","mode":"lat","bytes":2,"t_typical":{pr}}}
+{{"tool":"rdma-krust","op":"read","mode":"lat","bytes":2,"t_typical":{kr}}}
+{{"tool":"perftest","op":"write","mode":"bw","bytes":65536,"bw_avg":{pw}}}
+{{"tool":"rdma-krust","op":"write","mode":"bw","bytes":65536,"bw_avg":{kw}}}
+"#
+            )
+        };
+        let runs = [
+            run(60.0, 30.0, 50.0, 45.0),
+            run(50.0, 40.0, 50.0, 60.0),
+            run(60.0, 36.0, 50.0, 55.0),
+        ];
+        let (t, best) = report_boots(&runs).unwrap();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[0].contains("medians over 3 boots"), "{t}");
+        // perftest's median READ 60, rdma-krust's 36.
+        assert!(
+            lines[1].starts_with("read   lat         2")
+                && lines[1].contains(" 60.00 ")
+                && lines[1].contains(" 36.00 ")
+                && lines[1].contains(" 0.60 ")
+                && lines[1].contains(" 0.50-0.80 ")
+                && lines[1].contains(" faster "),
+            "{t}"
+        );
+        assert!(
+            lines[2].contains(" 1.10 ")
+                && lines[2].contains(" 0.90-1.20 ")
+                && lines[2].contains(" neither "),
+            "{t}"
+        );
+        assert_eq!(best, 2);
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(verdict("bw", 1.05, 1.3), "faster");
+        assert_eq!(verdict("lat", 1.05, 1.3), "slower");
+        assert_eq!(verdict("bw", 0.5, 0.9), "slower");
     }
 
     /// 1 MiB messages: a peak or an average in MB/sec (2^20) is then
@@ -723,9 +921,32 @@ mod tests {
     }
 
     #[test]
+    fn bench_stamps_give_the_peak() {
+        // 4 messages of 1 MiB, depth 2: posts at 0 and 0 us, then each post
+        // as a completion comes (100, 200); completions at 100, 200, 300,
+        // 400 us. Spans, time per message: 0..=3: (400 - 0) / 4 = 100;
+        // 2..=3: (400 - 100) / 2 = 150; 1..=3: 400 / 3 = 133; 0..=0: 100;
+        // 1..=1: 200 - 0 = 200. Least: 100 us a message, 10000 MB/sec,
+        // the average (4 MiB in 400 us) too.
+        let b = abi::Bench {
+            size: MB as u32,
+            iters: 4,
+            depth: 2,
+            total_ns: 400 * US,
+            ..Default::default()
+        };
+        let samples = us(&[0, 0, 100, 200, 100, 200, 300, 400]);
+        let r = bw_of_bench(&b, &samples);
+        assert!(close(r.peak.unwrap(), 10000.0), "{r:?}");
+        assert!(close(r.avg, 10000.0), "{r:?}");
+        // Without the right count of stamps: no peak.
+        assert_eq!(bw_of_bench(&b, &samples[..7]).peak, None);
+    }
+
+    #[test]
     fn bench_results_have_no_peak() {
-        // IOCTL_BENCH returns the whole run's time and best_ns, not each
-        // message's: average and MsgRate, no peak (best_ns is ignored).
+        // IOCTL_BENCH without stamps returns the whole run's time and
+        // best_ns: average and MsgRate, no peak (best_ns is ignored).
         // 1000 messages of 64 KiB in 2 s: 62.5 MiB / 2 s = 31.25 MB/sec,
         // 1000 / 2 s = 0.0005 Mpps.
         let b = abi::Bench {
@@ -737,7 +958,7 @@ mod tests {
             best_ns: 10_000_000,
             ..Default::default()
         };
-        let r = bw_of_bench(&b);
+        let r = bw_of_bench(&b, &[]);
         assert!((r.avg - 31.25).abs() < 1e-9, "{}", r.avg);
         assert_eq!(r.peak, None);
         assert!((r.msg_rate - 0.0005).abs() < 1e-12);
@@ -747,6 +968,6 @@ mod tests {
             row.split_whitespace().collect::<Vec<_>>(),
             ["65536", "1000", "0.00", "31.25", "0.000500"]
         );
-        assert_eq!(bw_of_bench(&abi::Bench::default()), Bw::default());
+        assert_eq!(bw_of_bench(&abi::Bench::default(), &[]), Bw::default());
     }
 }

@@ -674,9 +674,12 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
         if lat {
             print!("{}", bench::LAT_HEADER);
         } else {
-            // As perftest when it does not measure the peak: IOCTL_BENCH
-            // returns no per-message times (see `bench::bw_of_bench`).
-            print!("{}{}", bench::BW_NO_PEAK, bench::BW_HEADER);
+            // As perftest: over PEAK_MAX_ITERS iterations the peak is not
+            // measured (no per-message times are asked for).
+            if p.iters > bench::PEAK_MAX_ITERS {
+                print!("{}", bench::BW_NO_PEAK);
+            }
+            print!("{}", bench::BW_HEADER);
         }
     }
     let name = format!("{:?}", p.op).to_lowercase();
@@ -698,7 +701,7 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
                 print!("{}", bench::lat_row(size, iters, &l));
             }
         } else {
-            let r = bench::bw_of_bench(&b);
+            let r = bench::bw_of_bench(&b, &samples);
             if p.json {
                 // A peak not measured is null.
                 let peak = r.peak.map_or("null".to_string(), |v| format!("{v:.3}"));

@@ -382,11 +382,17 @@ impl KrustDev {
 
     /// `IOCTL_BENCH`; for latency, `samples` (one per iteration) is filled.
     pub fn bench(&self, b: &mut abi::Bench, samples: &mut Vec<u64>) -> io::Result<()> {
+        samples.clear();
         if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) {
             samples.resize(b.iters as usize, 0);
             b.samples = samples.as_mut_ptr() as u64;
+        } else if b.mode == abi::BENCH_BW && b.iters <= crate::bench::PEAK_MAX_ITERS {
+            // Each message's post and completion time, for the peak.
+            samples.resize(2 * b.iters as usize, 0);
+            b.samples = samples.as_mut_ptr() as u64;
         }
-        // SAFETY: `b` is a `Bench`; `samples` has room for `iters` values.
+        // SAFETY: `b` is a `Bench`; `samples` has room for what its mode
+        // fills in (`iters` values, or `2 * iters` for bandwidth).
         unsafe { self.raw_ioctl(abi::IOCTL_BENCH, b as *mut _ as usize) }.map(|_| ())
     }
 }

@@ -239,10 +239,13 @@ pub enum Cmd {
         #[arg(long)]
         out: std::path::PathBuf,
     },
-    /// Print the side-by-side table of a `make bench` run (bench.jsonl).
+    /// Print the side-by-side table of a `make bench` run (bench.jsonl);
+    /// given several runs (one per boot), per row the medians, the median
+    /// ratio and its spread, and which run is the median one.
     BenchReport {
-        /// The results, one JSON object per line.
-        input: std::path::PathBuf,
+        /// The results, one JSON object per line; one file per boot.
+        #[arg(required = true)]
+        input: Vec<std::path::PathBuf>,
     },
     /// In-kernel target: listen, expose a window, advertise it, answer checks.
     KernelTarget {
@@ -690,9 +693,19 @@ fn run(cli: Cli) -> Result<()> {
             bail!("built without plots: cargo build --release --features plot")
         }
         Cmd::BenchReport { input } => {
-            let text = std::fs::read_to_string(&input)
-                .with_context(|| format!("read {}", input.display()))?;
-            print!("{}", bench::report(&text)?);
+            let runs = input
+                .iter()
+                .map(|p| {
+                    std::fs::read_to_string(p).with_context(|| format!("read {}", p.display()))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if let [one] = runs.as_slice() {
+                print!("{}", bench::report(one)?);
+            } else {
+                let (table, best) = bench::report_boots(&runs)?;
+                print!("{table}");
+                println!("median boot: {} ({})", best + 1, input[best].display());
+            }
             Ok(())
         }
         Cmd::Fuzz(a) => fuzz::run(&cli.dev, a),

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 /* Version of this ABI; RDMA_KRUST_IOCTL_VERSION reports the module's. */
-#define RDMA_KRUST_ABI_VERSION		5
+#define RDMA_KRUST_ABI_VERSION		6
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -303,7 +303,9 @@ struct rdma_krust_bench {
 	__u32 rkey;		/* one-sided: the peer's key */
 	__u32 window;		/* WRITE ping-pong: this fd's window; else 0 */
 	__aligned_u64 samples;	/* latency: user pointer to __u64[iters] of
-				 * nanoseconds, or 0 */
+				 * nanoseconds; bandwidth: to __u64[2 * iters],
+				 * each post's time then each completion's, ns
+				 * from the first post; or 0 */
 	__aligned_u64 total_ns;	/* out: first post to last completion */
 	__aligned_u64 bytes;	/* out: bytes moved */
 	__aligned_u64 best_ns;	/* out, bandwidth: shortest time of depth
