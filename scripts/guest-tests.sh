@@ -1161,7 +1161,8 @@ test_readme_using_it() {
 			stop_bg
 			fail "README line $n failed ($rc): $cmd; output: $out"
 		}
-		echo "  README line $n: $cmd: ok, $(echo "$out" | wc -l) lines of output"
+		echo "  README line $n: $cmd: ok, $(echo "$out" | wc -l) lines of output:"
+		head -12 <<<"$out" | sed 's/^/    /'
 	done
 	for i in "${!pids[@]}"; do
 		rc=0
