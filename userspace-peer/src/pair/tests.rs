@@ -578,8 +578,8 @@ fn outage_for(c: &mut Ctx, transport: &str, down: Duration) -> Result<(bool, Str
     Ok((rc == 0, out, tout))
 }
 
-/// The milliseconds at the end of a `READ i: N ms` or `READ i failed after
-/// N ms: ...` line.
+/// The milliseconds at the end of a `READ i: N ms`, `READ i failed after
+/// N ms: ...` or `disconnected in N ms` line; `u64::MAX` for none.
 fn read_ms(line: &str) -> u64 {
     let head = line.split(" ms").next().unwrap_or("");
     head.rsplit(' ')
@@ -735,11 +735,8 @@ fn lost_dreq_is_resent(c: &mut Ctx) -> Result<()> {
         .lines()
         .find(|l| l.starts_with("disconnected in "))
         .with_context(|| format!("A: exit {rc}: {out}"))?;
-    let ms = line
-        .trim_start_matches("disconnected in ")
-        .trim_end_matches(" ms")
-        .parse::<u64>()
-        .with_context(|| format!("A: {line}"))?;
+    let ms = read_ms(line);
+    ensure!(ms != u64::MAX, "A: no time in {line:?}");
     println!("  A: {line} (its first DREQ lost on a link down for 5 s)");
     ensure!(
         ms >= 3000,
