@@ -42,6 +42,7 @@ ALL_TESTS=(
 	remove_device_under_open_fd
 	kernel_to_kernel_sendrecv
 	polled_connection_sendrecv
+	message_before_close_delivered
 	one_way_stream_credits
 	ird_ord_negotiated
 	kernel_to_kernel_rdma_rw
@@ -422,6 +423,32 @@ test_polled_connection_sendrecv() {
 	# A signal ends a polled wait too.
 	interrupted_recv 7474 --poll
 	echo "  polled recv: $INTR_LINE"
+}
+
+# A message the peer finished before it disconnected is delivered, whole,
+# even when the disconnect is handled before the message's completions
+# are: then the close (ECONNRESET). A polled receiver makes the order
+# certain: it starts after the disconnect is in, and each of its waits
+# reaps at most 16 completions (the turn's wait, then the message's), while
+# the 2 MiB message takes 33 receives. Before the fix the receive saw 32
+# fragments and the close, and returned ECONNRESET with the last fragment
+# still in the CQ.
+test_message_before_close_delivered() {
+	ensure_loaded
+	local port=7476 out
+	start_echo $port 1 --poll --sink --hold-ms 1500
+	out=$("$TOOL" kernel-ping --connect "$IP:$port" --one-way --no-verdict --sizes 2097152 2>&1) ||
+		fail "kernel-ping: $out"
+	grep -q "^sent 2097152 bytes$" <<<"$out" || fail "kernel-ping: $out"
+	grep -q '^disconnected in [0-9]* ms$' <<<"$out" || fail "kernel-ping: $out"
+	# The sink's verdict then meets the closed connection: ECONNRESET,
+	# which it takes as the peer's goodbye.
+	wait "$ECHO_PID" || fail "sink: $(cat /tmp/echo.$port)"
+	out=$(cat /tmp/echo.$port)
+	echo "$out" | grep -v '^listening' | sed 's/^/  sink: /'
+	grep -q '^after 1500 ms: conn: .* state=CLOSED ' <<<"$out" ||
+		fail "the disconnect was not in before the receive"
+	grep -q "^ok 2097152 bytes$" <<<"$out" || fail "the message was not delivered whole"
 }
 
 # responder_resources / initiator_depth: what each side asked, what it got,
@@ -1218,7 +1245,12 @@ test_uapi_header_c_program() {
 test_ioctl_fuzz() {
 	ensure_loaded
 	local secs=${KRUST_FUZZ_SECONDS:-20} out rc last
-	out=$(timeout $((secs + 120)) "$TOOL" fuzz --seconds "$secs" --count 1000000000 \
+	# A hang is reported with what it leaves to look at, while the call is
+	# still blocked: the fuzzer's kernel stacks, the QPs, cm ids and TCP
+	# sockets (iWARP), the kernel log's end; then each file's CONN_INFO.
+	out=$(KRUST_FUZZ_ON_HANG='for t in /proc/$FUZZ_PID/task/*; do echo "task ${t##*/}:"; cat $t/stack; done
+		rdma res show qp; rdma res show cm_id; ss -tnoi; dmesg | tail -20' \
+		timeout $((secs + 120)) "$TOOL" fuzz --seconds "$secs" --count 1000000000 \
 		--fds 4 --port-base 20000 2>&1) && rc=0 || rc=$?
 	echo "$out" | grep -v '^fuzz: VIOLATION' | sed 's/^/  /'
 	[ $rc != 124 ] || fail "the fuzzer hung (killed after $((secs + 120)) s)"

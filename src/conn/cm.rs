@@ -149,7 +149,7 @@ impl Conn {
     pub(super) fn post_initial_recvs(self: &Arc<Self>, qp: &Qp, dev: &DeviceRef) -> Result {
         for _ in 0..RECV_DEPTH {
             let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
-            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+            self.post_recv_buf(qp, buf)?;
         }
         self.st.lock().msg.credits = RECV_DEPTH;
         Ok(())
@@ -375,6 +375,19 @@ impl CmHandler for Conn {
             // retry count 7 is "forever"). It may fail if this side
             // disconnected first; then the QP is in that state already.
             let _ = id.disconnect();
+            // On iWARP `rdma_disconnect()` leaves the QP alone once the peer
+            // or the provider closed first (iw_cm's CLOSING or IDLE): the
+            // provider is to have failed it. siw 6.12 does not when it
+            // closes a stream itself after a failed transmit (a READ
+            // response, say: `siw_qp_cm_drop()` from `siw_sq_resume()`),
+            // which leaves the QP in RTS with transmission suspended, and
+            // what is posted on it never completes. Under `ep`, which keeps
+            // the QP from being destroyed meanwhile (`shutdown` takes it out
+            // under `ep`).
+            let ep = this.ep.lock();
+            if let Some(qp) = ep.qp() {
+                let _ = qp.fail();
+            }
         }
         this.on_event(ev);
     }
@@ -404,6 +417,7 @@ impl Conn {
             CmEventKind::Rejected => self.close_locked(&mut st, errno::ECONNREFUSED()),
             CmEventKind::Disconnected => {
                 st.cm_closed = true;
+                st.peer_closed = true;
                 self.close_locked(&mut st, errno::ECONNRESET());
             }
             CmEventKind::DeviceRemoval => {

@@ -117,6 +117,9 @@ struct St {
     /// the id, and ib_cm cancels the retries of a DREQ whose id is
     /// destroyed, so a peer whose DREQ was lost would never learn of it.
     cm_closed: bool,
+    /// rdma_cm reported `DISCONNECTED`: the QP is in the error state, so
+    /// every receive still posted completes (`Conn::receiver_closed`).
+    peer_closed: bool,
     /// The message path's state.
     msg: Msg,
     /// The one-sided path's state.
@@ -320,6 +323,7 @@ impl Conn {
                     error: None,
                     cm_event: None,
                     cm_closed: false,
+                    peer_closed: false,
                     msg,
                     op,
                     info: abi::ConnInfo {
@@ -493,6 +497,8 @@ impl Conn {
         {
             let mut st = self.st.lock();
             st.cm_closed = true;
+            // The QP goes: a receiver waits for no more of its completions.
+            st.peer_closed = false;
             self.close_locked(&mut st, err);
         }
         let (listener, mut id) = self.ep.lock().seal();
@@ -516,6 +522,9 @@ impl Conn {
         }
         // Buffers the drain gave back are freed with the queues.
         let mut st = self.st.lock();
+        // A `DISCONNECTED` handled meanwhile set it again; the QP is gone.
+        st.peer_closed = false;
+        self.cv.notify_all();
         while st.msg.rx.pop().is_some() {}
         while st.msg.repost.pop().is_some() {}
         for b in st.op.bufs.iter_mut() {
@@ -545,7 +554,24 @@ impl CompletionHandler for Conn {
             }
             Work::Op { gen, idx, buf, .. } => Self::complete_op(&mut st, wc, gen, idx, buf),
         }
+        // The QP goes to the error state when the peer broke the protocol,
+        // and after any failed request (not a flushed one). Verbs put an RC
+        // QP there on any failed completion, but siw 6.12 does not when a
+        // request fails in its transmit path (`siw_qp_sq_process()`): it
+        // closes the stream and leaves the QP in RTS with transmission
+        // suspended, so what is posted afterwards never completes. In the
+        // error state every posted request completes, flushed.
+        let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
         self.cv.notify_all();
+        drop(st);
+        // Outside `st`: modifying a QP may sleep, and its flushed
+        // completions take `st` (on the workqueue, or in this very thread's
+        // reaping loop when polled, after this handler returns).
+        if fail {
+            if let Err(e) = wc.fail_qp() {
+                pr_debug!("moving the QP to the error state failed: {:?}\n", e);
+            }
+        }
     }
 }
 

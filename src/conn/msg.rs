@@ -86,6 +86,9 @@ pub(super) struct Msg {
     pub(super) wire: abi::WireRx,
     /// The peer broke the protocol: later receives are dropped unread.
     pub(super) wire_broken: bool,
+    /// The QP is to be moved to the error state once the completion being
+    /// handled lets go of `st` (`wire_fault`).
+    pub(super) fail_qp: bool,
     /// Receive buffers that are free to repost (credit-only messages).
     pub(super) repost: Fifo<DeviceBuf>,
     /// SENDs the peer has receives for.
@@ -96,6 +99,8 @@ pub(super) struct Msg {
     pub(super) peer_low: bool,
     /// SENDs posted and not completed.
     pub(super) sends_inflight: u32,
+    /// Receives posted and not completed (flushed ones complete too).
+    pub(super) recvs_posted: u32,
     /// A SEND completed in error since the message being sent was posted:
     /// it may not have reached the peer.
     pub(super) send_failed: bool,
@@ -109,11 +114,13 @@ impl Msg {
             rx: Fifo::new(RECV_DEPTH as usize)?,
             wire: abi::WireRx::default(),
             wire_broken: false,
+            fail_qp: false,
             repost: Fifo::new(RECV_DEPTH as usize)?,
             credits: 0,
             pending_grant: 0,
             peer_low: false,
             sends_inflight: 0,
+            recvs_posted: 0,
             send_failed: false,
             raw: false,
         })
@@ -131,7 +138,7 @@ impl Conn {
         loop {
             let buf = self.st.lock().msg.repost.pop();
             let Some(buf) = buf else { break };
-            qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e)?;
+            self.post_recv_buf(qp, buf)?;
             self.st.lock().msg.pending_grant += 1;
         }
         let (grant, low) = {
@@ -170,6 +177,38 @@ impl Conn {
             st.msg.pending_grant += grant;
         }
         r
+    }
+
+    /// Posts a receive buffer, counted in `recvs_posted` from before the
+    /// post (its completion may run before the post returns: siw completes
+    /// a receive posted to a QP in the error state at once).
+    pub(super) fn post_recv_buf(self: &Arc<Self>, qp: &Qp, buf: DeviceBuf) -> Result {
+        self.st.lock().msg.recvs_posted += 1;
+        let r = qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e);
+        if r.is_err() {
+            let mut st = self.st.lock();
+            st.msg.recvs_posted = st.msg.recvs_posted.saturating_sub(1);
+        }
+        r
+    }
+
+    /// The error a receiver gets once nothing more can arrive, or `None`
+    /// while the connection is up or more may still come.
+    ///
+    /// rdma_cm can report the peer's close (`DISCONNECTED`) before the
+    /// completions of what the peer sent just before it have been handled:
+    /// they still wait in the CQ for ib_core's poll work, or for a polling
+    /// waiter. By `DISCONNECTED` the QP is in the error state (moved there
+    /// by `CmHandler::event` on IB, by the closed stream on iWARP), so every
+    /// receive still posted completes, flushed, after those completions.
+    /// Until the last of them has, a message the peer finished before it
+    /// closed may still be coming, and the receiver waits for it.
+    fn receiver_closed(st: &St) -> Option<Error> {
+        let e = Self::require_connected(st).err()?;
+        if st.peer_closed && st.msg.recvs_posted > 0 {
+            return None;
+        }
+        Some(e)
     }
 
     /// [`Self::pump`] for a receiver: a connection that closed (and may
@@ -259,9 +298,10 @@ impl Conn {
     /// disconnect before this side has seen the acknowledgement (the
     /// disconnect's event can be handled before the completion). The
     /// peer's disconnect moves the QP to the error state (`CmHandler::event`),
-    /// so what was not acknowledged completes at once, flushed; a close of
-    /// this side's own (a wire violation) leaves a live peer that still
-    /// acknowledges. Only a failed SEND makes the connection's errno count.
+    /// and so does a close of this side's own (a wire violation, a failed
+    /// request: `Conn::complete`), so what was not acknowledged completes
+    /// at once, flushed. Only a failed SEND makes the connection's errno
+    /// count.
     pub(super) fn wait_sent(&self, ms: u32) -> Result {
         let r = self.wait(ms, |st| {
             (st.msg.sends_inflight == 0).then(|| {
@@ -402,10 +442,10 @@ impl Conn {
                         return Some(Ok(Some(msg_len)));
                     }
                 }
-                if let Err(e) = Self::require_connected(st) {
+                if let Some(e) = Self::receiver_closed(st) {
                     return Some(Err(e));
                 }
-                if st.msg.repost.len() > 0 {
+                if st.msg.repost.len() > 0 && st.state == abi::state::CONNECTED {
                     return Some(Ok(None));
                 }
                 None
@@ -446,7 +486,7 @@ impl Conn {
             if let Some(f) = st.msg.rx.front() {
                 return Some(Ok(f.len));
             }
-            Self::require_connected(st).err().map(Err)
+            Self::receiver_closed(st).map(Err)
         })?;
         if len as u64 > x.len {
             return Err(errno::EMSGSIZE());
@@ -466,9 +506,14 @@ impl Conn {
 
     /// The peer broke the message protocol: this connection closes with
     /// `EPROTO` and reads nothing more it sent; no other connection is
-    /// touched. One log line, rate-limited (a peer could send millions).
+    /// touched. The completion's handler then moves the QP to the error
+    /// state (`fail_qp`, [`Conn::complete`]): what this side has posted
+    /// completes, flushed, instead of waiting on a peer that may never
+    /// answer, and on iWARP the stream closes. One log line, rate-limited
+    /// (a peer could send millions).
     pub(super) fn wire_fault(&self, st: &mut St, fault: abi::WireFault) {
         st.msg.wire_broken = true;
+        st.msg.fail_qp = true;
         if misc::ratelimit() {
             pr_warn!(
                 "peer broke the message protocol ({}): closing its connection\n",
@@ -481,6 +526,7 @@ impl Conn {
     /// A receive completed: checks it (`abi::WireRx`) and queues its
     /// fragment, or takes its credits. `st` held; the caller wakes waiters.
     pub(super) fn complete_recv(&self, st: &mut St, wc: &Wc, buf: DeviceBuf) {
+        st.msg.recvs_posted = st.msg.recvs_posted.saturating_sub(1);
         if !wc.ok() {
             if !wc.flushed() {
                 pr_debug!(

@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 use std::mem::size_of;
 use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -551,7 +552,51 @@ const CLOSE: u32 = u32::MAX;
 struct Watch {
     progress: AtomicU64,
     current: Mutex<(u32, usize)>,
+    /// The descriptor of each slot's file, for the report of a hang.
+    fds: Mutex<Vec<RawFd>>,
     done: AtomicBool,
+}
+
+impl Watch {
+    fn set_fds(&self, slots: &[Slot]) {
+        *self.fds.lock().unwrap_or_else(|e| e.into_inner()) =
+            slots.iter().map(|s| s.dev.as_raw_fd()).collect();
+    }
+
+    /// What a hang leaves to look at, printed before the process ends: the
+    /// command in `KRUST_FUZZ_ON_HANG` (run by `sh -c`, with `FUZZ_PID` set,
+    /// while the call is still blocked), then `IOCTL_CONN_INFO` of every
+    /// slot's file.
+    fn report_hang(&self) {
+        if let Ok(cmd) = std::env::var("KRUST_FUZZ_ON_HANG") {
+            let _ = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .env("FUZZ_PID", std::process::id().to_string())
+                .status();
+        }
+        let fds = self.fds.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for (i, fd) in fds.into_iter().enumerate() {
+            let mut info = abi::ConnInfo::default();
+            // SAFETY: `fd` is a slot's open file (the main thread, blocked
+            // in a call, closes none); `info` is a writable `ConnInfo`.
+            let r = unsafe {
+                libc::ioctl(
+                    fd,
+                    abi::IOCTL_CONN_INFO as _,
+                    &mut info as *mut abi::ConnInfo,
+                )
+            };
+            if r == 0 {
+                eprintln!("fuzz: fd{i}: {}", crate::conn_line(&info));
+            } else {
+                eprintln!(
+                    "fuzz: fd{i}: IOCTL_CONN_INFO: {}",
+                    io::Error::last_os_error()
+                );
+            }
+        }
+    }
 }
 
 struct Fuzzer {
@@ -592,6 +637,7 @@ impl Fuzzer {
         let fresh = self.open_slot()?;
         let old = std::mem::replace(&mut self.slots[i], fresh);
         drop(old);
+        self.watch.set_fds(&self.slots);
         self.watch.progress.fetch_add(1, Ordering::Relaxed);
         self.listeners.retain(|_, s| *s != i);
         for s in &mut self.slots {
@@ -1415,6 +1461,7 @@ pub fn run(path: &str, args: FuzzArgs) -> Result<()> {
     let watch = Arc::new(Watch {
         progress: AtomicU64::new(0),
         current: Mutex::new((0, 0)),
+        fds: Mutex::new(Vec::new()),
         done: AtomicBool::new(false),
     });
     let mut f = Fuzzer {
@@ -1435,6 +1482,7 @@ pub fn run(path: &str, args: FuzzArgs) -> Result<()> {
         let s = f.open_slot()?;
         f.slots.push(s);
     }
+    watch.set_fds(&f.slots);
     // Every call waits briefly; one that does not return in a minute is a
     // hang in the module: say which, and end the process.
     let w = watch.clone();
@@ -1453,6 +1501,7 @@ pub fn run(path: &str, args: FuzzArgs) -> Result<()> {
                 } else {
                     eprintln!("fuzz: call {cmd:#010x} on fd{slot} has not returned in 60 s: hang");
                 }
+                w.report_hang();
                 std::process::exit(crate::exit::HANG.into());
             }
         }

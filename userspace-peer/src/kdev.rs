@@ -69,6 +69,12 @@ pub struct KrustDev {
     op_timeout_ms: std::sync::atomic::AtomicU32,
 }
 
+impl AsRawFd for KrustDev {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
 impl KrustDev {
     /// Opens the device node at `path`.
     pub fn open(path: &str) -> Result<Self> {

@@ -168,6 +168,10 @@ pub enum Cmd {
         /// `--sink`: the stream's pattern seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Milliseconds to wait after accepting, before the first receive
+        /// (what the peer sends, and its disconnect, are in by then).
+        #[arg(long, default_value_t = 0)]
+        hold_ms: u64,
     },
     /// In-kernel active side: connect, send patterned messages, check echoes.
     KernelPing {
@@ -200,6 +204,10 @@ pub enum Cmd {
         /// (`kernel-echo --sink`, `serve --mode sink`) instead of echoes.
         #[arg(long)]
         one_way: bool,
+        /// With `--one-way`: disconnect as soon as every message is sent,
+        /// without waiting for the sink's count.
+        #[arg(long, requires = "one_way")]
+        no_verdict: bool,
     },
     /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
     /// echo messages, sink a stream, or expose a window to them.
@@ -357,7 +365,7 @@ pub struct Depth {
 }
 
 /// One line describing a connection, `key=value` separated by spaces.
-fn conn_line(i: &abi::ConnInfo) -> String {
+pub(crate) fn conn_line(i: &abi::ConnInfo) -> String {
     let dev = abi::DeviceInfo {
         name: i.device,
         ..Default::default()
@@ -399,6 +407,17 @@ fn kernel_accept(
     Ok(())
 }
 
+/// What `kernel-ping` does with its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PingMode {
+    /// Each is echoed back and checked.
+    Echo,
+    /// Sent back to back, then the sink's count is checked.
+    Stream,
+    /// Sent back to back, then the connection is closed.
+    StreamNoVerdict,
+}
+
 /// The pinging side, on a connected `dev`.
 fn kernel_ping(
     dev: &KrustDev,
@@ -406,15 +425,15 @@ fn kernel_ping(
     (hold_ms, linger_ms): (u64, u64),
     sizes: &[u64],
     seed: u64,
-    one_way: bool,
+    mode: PingMode,
 ) -> Result<()> {
     println!("{}", conn_line(info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-    if one_way {
-        scenario::stream(dev, sizes, seed)?;
-    } else {
-        scenario::ping(dev, sizes, seed)?;
+    match mode {
+        PingMode::Echo => scenario::ping(dev, sizes, seed)?,
+        PingMode::Stream => scenario::stream(dev, sizes, seed)?,
+        PingMode::StreamNoVerdict => scenario::send_all(dev, sizes, seed)?,
     }
     if linger_ms > 0 {
         println!("lingering {linger_ms} ms before disconnecting");
@@ -594,10 +613,15 @@ fn run(cli: Cli) -> Result<()> {
             poll,
             sink,
             seed,
+            hold_ms,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let dev = open_dev(&o)?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
+            if hold_ms > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(hold_ms));
+                println!("after {hold_ms} ms: {}", conn_line(&dev.conn_info()?));
+            }
             if sink {
                 scenario::sink(&dev, count, seed)
             } else {
@@ -614,11 +638,17 @@ fn run(cli: Cli) -> Result<()> {
             timeout_ms,
             poll,
             one_way,
+            no_verdict,
         } => {
             let dev = open_dev(&o)?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
-            kernel_ping(&dev, &info, (hold_ms, linger_ms), &sizes, seed, one_way)
+            let mode = match (one_way, no_verdict) {
+                (false, _) => PingMode::Echo,
+                (true, false) => PingMode::Stream,
+                (true, true) => PingMode::StreamNoVerdict,
+            };
+            kernel_ping(&dev, &info, (hold_ms, linger_ms), &sizes, seed, mode)
         }
         Cmd::KernelTarget {
             listen,

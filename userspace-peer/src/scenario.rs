@@ -449,13 +449,7 @@ pub fn ping(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
 /// between, then the sink's verdict: a one-way stream, where credits come
 /// back only in credit-only messages (no reply carries them).
 pub fn stream(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
-    for (i, &size) in sizes.iter().enumerate() {
-        let mut msg = vec![0u8; size as usize];
-        pattern::fill(&mut msg, seed, i as u64);
-        ep.send_msg(&msg)
-            .with_context(|| format!("send message {i} ({size} bytes)"))?;
-        println!("sent {size} bytes");
-    }
+    send_all(ep, sizes, seed)?;
     let mut back = [0u8; 8];
     let n = ep
         .recv_msg(&mut back)
@@ -472,6 +466,18 @@ pub fn stream(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
             sizes.len()
         ),
     }
+}
+
+/// Sends the messages of a [`stream`], back to back, and nothing else.
+pub fn send_all(ep: &dyn Endpoint, sizes: &[u64], seed: u64) -> Result<()> {
+    for (i, &size) in sizes.iter().enumerate() {
+        let mut msg = vec![0u8; size as usize];
+        pattern::fill(&mut msg, seed, i as u64);
+        ep.send_msg(&msg)
+            .with_context(|| format!("send message {i} ({size} bytes)"))?;
+        println!("sent {size} bytes");
+    }
+    Ok(())
 }
 
 /// Receives `count` messages of a [`stream`] with `seed`, checks each, and
