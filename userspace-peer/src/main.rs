@@ -168,8 +168,8 @@ pub enum Cmd {
         /// `--sink`: the stream's pattern seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Milliseconds to wait after accepting, before the first receive
-        /// (what the peer sends, and its disconnect, are in by then).
+        /// Milliseconds to wait at most after accepting, before the first
+        /// receive, for the connection to close (the peer's disconnect in).
         #[arg(long, default_value_t = 0)]
         hold_ms: u64,
     },
@@ -619,8 +619,16 @@ fn run(cli: Cli) -> Result<()> {
             let dev = open_dev(&o)?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
             if hold_ms > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-                println!("after {hold_ms} ms: {}", conn_line(&dev.conn_info()?));
+                // Until the peer's close is in, or `hold_ms` at most.
+                let t = std::time::Instant::now();
+                let mut info = dev.conn_info()?;
+                while info.state != abi::state::CLOSED
+                    && t.elapsed().as_millis() < u128::from(hold_ms)
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    info = dev.conn_info()?;
+                }
+                println!("after holding: {}", conn_line(&info));
             }
             if sink {
                 scenario::sink(&dev, count, seed)
