@@ -19,4 +19,5 @@ pub(crate) mod ib;
 pub(crate) mod misc;
 pub(crate) mod pd;
 pub(crate) mod verbs;
+pub(crate) mod wc;
 pub(crate) mod window;
