@@ -11,7 +11,7 @@
 #   4. cargo test of userspace-peer (ABI layout, the C header, argument
 #      parsing, printing), then scripts/install-test.sh (modules_install);
 #   5. scripts/qemu-test.sh: module, tool, guest suite, once per provider
-#      in KRUST_PROVIDERS (default "rxe"; "rxe siw" adds soft-iWARP);
+#      in KRUST_PROVIDERS (default "rxe siw": soft-RoCE and soft-iWARP);
 #   6. the two-host suite (scripts/qemu-test.sh --pair; KRUST_PAIR=never
 #      skips it);
 #   7. the guest suite on the debug kernel (lockdep, KASAN, kmemleak,
@@ -118,10 +118,9 @@ suite() {
 suite "install" install-test scripts/install-test.sh
 
 # The guest suites run once per provider in KRUST_PROVIDERS: soft-RoCE
-# (rxe) and soft-iWARP (siw), both built into the project's kernels. siw is
-# not in the default yet: bench_smoke failed there in the last full run
-# (Documentation/providers.rst, "Status"); KRUST_PROVIDERS="rxe siw" runs it.
-providers=${KRUST_PROVIDERS:-rxe}
+# (rxe) and soft-iWARP (siw), both built into the project's kernels
+# (Documentation/providers.rst). siw adds about 8 minutes.
+providers=${KRUST_PROVIDERS:-rxe siw}
 for p in $providers; do
 	suite "main kernel, $p" guest env KRUST_FLAVOR=main KRUST_PROVIDER="$p" scripts/qemu-test.sh "$@"
 done
@@ -141,8 +140,9 @@ esac
 if [ "$run_debug" = 1 ]; then
 	# The debug kernel runs rxe by default: its suite takes about 25 min a
 	# provider, and both would not fit CI's 90 min beside the rest.
-	# KRUST_DEBUG_PROVIDERS="rxe siw" runs siw too (Documentation/
-	# providers.rst, "Status").
+	# KRUST_DEBUG_PROVIDERS="rxe siw" runs siw too, and so does
+	# KRUST_PROVIDER=both make test-debug
+	# (Documentation/providers.rst, "Status").
 	for p in ${KRUST_DEBUG_PROVIDERS:-rxe}; do
 		suite "debug kernel, $p" guest env KRUST_FLAVOR=debug KRUST_PROVIDER="$p" \
 			KRUST_TIMEOUT="${KRUST_TIMEOUT:-2400}" scripts/qemu-test.sh "$@"

@@ -154,6 +154,9 @@ pub enum WireFault {
     Length,
     /// LAST where the message goes on, or missing where it ends.
     Last,
+    /// A bandwidth sink's count ([`bench_count`]) that is not 8 bytes, does
+    /// not advance, or counts messages that were never sent.
+    Count,
 }
 
 impl WireFault {
@@ -169,6 +172,7 @@ impl WireFault {
             Self::Sequence => "fragment out of sequence",
             Self::Length => "fragment length",
             Self::Last => "misplaced LAST",
+            Self::Count => "benchmark count out of order",
         }
     }
 }
@@ -238,4 +242,28 @@ impl WireRx {
         };
         Ok((hdr, credits))
     }
+}
+
+/// The SEND bandwidth benchmark on iWARP, which has no receiver-not-ready
+/// retry (a SEND that finds no receive posted ends the connection): the sink
+/// sends back how many messages it has received and reposted a receive for,
+/// after every this many and after the last. The sender keeps at most
+/// [`RECV_DEPTH`] messages beyond the last count. Part of the wire protocol
+/// (`Documentation/wire-protocol.rst`).
+pub const BENCH_COUNT_EVERY: u32 = 8;
+
+/// A bandwidth sink's count: 8 bytes, big-endian.
+pub fn bench_count_encode(n: u32) -> [u8; 8] {
+    u64::from(n).to_be_bytes()
+}
+
+/// Checks a received bandwidth count `b` (exactly the bytes received), from
+/// a sink that had counted `acked` of the `sent` messages sent so far:
+/// returns the new count, which advances and counts only what was sent.
+pub fn bench_count(b: &[u8], acked: u32, sent: u32) -> Result<u32, WireFault> {
+    let bytes: [u8; 8] = b.try_into().map_err(|_| WireFault::Count)?;
+    u32::try_from(u64::from_be_bytes(bytes))
+        .ok()
+        .filter(|n| *n > acked && *n <= sent)
+        .ok_or(WireFault::Count)
 }

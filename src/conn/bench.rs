@@ -9,7 +9,8 @@
 //! wake-up of the ioctl thread that follows.
 
 use super::{
-    deadline, errno, op_timeout, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV, TURN_SEND,
+    deadline, errno, msg::Fragment, op_timeout, timeout_of, Conn, Step, Work, RECV_DEPTH, TURN_OP,
+    TURN_RECV, TURN_SEND,
 };
 use crate::abi;
 use crate::kapi::{
@@ -289,6 +290,8 @@ impl Conn {
         let op = Self::bench_op(b);
         let depth = b.depth.min(b.iters) as usize;
         let sinks = self.bench_sinks(b, depth)?;
+        let paced = self.bench_paced(b)?;
+        let mut counted = 0u32;
         let gen = self.bench_gen(0);
         let mut bufs = KVec::with_capacity(depth, GFP_KERNEL)?;
         for _ in 0..depth {
@@ -297,6 +300,9 @@ impl Conn {
         let mut posted = 0u32;
         let start = Ktime::ktime_get().to_ns();
         for (idx, buf) in bufs.into_iter().enumerate() {
+            if paced {
+                self.bench_credit(b, posted, &mut counted)?;
+            }
             self.st.lock().op.pending += 1;
             if let Some(t) = stamps.as_deref_mut() {
                 t.posted.push(Ktime::ktime_get().to_ns(), GFP_KERNEL)?;
@@ -330,6 +336,9 @@ impl Conn {
                     best = best.min((t - lo).max(1) as u64);
                 }
                 if posted < b.iters {
+                    if paced {
+                        self.bench_credit(b, posted, &mut counted)?;
+                    }
                     self.st.lock().op.pending += 1;
                     if let Some(s) = stamps.as_deref_mut() {
                         s.posted.push(Ktime::ktime_get().to_ns(), GFP_KERNEL)?;
@@ -338,6 +347,10 @@ impl Conn {
                     posted += 1;
                 }
             }
+        }
+        // The sink's last count: none is left behind on the connection.
+        while paced && counted < b.iters {
+            counted = self.bench_count(timeout_of(b.timeout_ms), counted, posted, true)?;
         }
         Ok(Pipelined {
             first_post: start,
@@ -348,16 +361,31 @@ impl Conn {
 
     /// Waits for one raw message; gives its buffer back for reposting.
     fn bench_recv_one(self: &Arc<Self>, timeout: u32) -> Result<i64> {
-        let stamp = self.wait(timeout, |st| {
-            if let Some(f) = st.msg.rx.front() {
-                return Some(Ok(f.stamp));
-            }
-            Self::require_connected(st).err().map(Err)
-        })?;
-        let f = self.st.lock().msg.rx.pop().ok_or(EIO)?;
-        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
-        self.pump()?;
+        let f = self.bench_next(timeout, true)?.ok_or(EIO)?;
+        let stamp = f.stamp;
+        self.bench_repost(f)?;
         Ok(stamp)
+    }
+
+    /// Takes the next raw message, waiting for it if `wait` (`None` when
+    /// none has come and `wait` is not set). The caller gives it back with
+    /// [`Self::bench_repost`].
+    fn bench_next(&self, timeout: u32, wait: bool) -> Result<Option<Fragment>> {
+        if wait {
+            self.wait(timeout, |st| {
+                if st.msg.rx.front().is_some() {
+                    return Some(Ok(()));
+                }
+                Self::require_connected(st).err().map(Err)
+            })?;
+        }
+        Ok(self.st.lock().msg.rx.pop())
+    }
+
+    /// Reposts the receive buffer of a message [`Self::bench_next`] took.
+    fn bench_repost(self: &Arc<Self>, f: Fragment) -> Result {
+        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+        self.pump()
     }
 
     /// SEND latency, the initiating end of a ping-pong: half of each round
@@ -387,19 +415,98 @@ impl Conn {
 
     /// The other end of the SEND loops: receive each message, and send it
     /// back (`echo`, for latency) or not (for bandwidth).
+    ///
+    /// When paced ([`Self::bench_paced`]), the bandwidth sink sends back the
+    /// count of messages it has reposted a receive for, every
+    /// `abi::BENCH_COUNT_EVERY` messages and after the last.
     fn send_respond(self: &Arc<Self>, b: &abi::Bench, timeout: u32, echo: bool) -> Result<i64> {
-        let mut buf = Some(self.bench_buf(b)?);
+        let paced = !echo && self.bench_paced(b)?;
+        let mut buf = Some(if paced {
+            DeviceBuf::alloc(&self.op_device()?, 8, Direction::ToDevice)?
+        } else {
+            self.bench_buf(b)?
+        });
         let mut end = 0;
-        for _ in 0..b.iters {
+        for n in 1..=b.iters {
             end = self.bench_recv_one(timeout)?;
-            if echo {
-                let gen = self.bench_gen(1);
-                self.bench_post(gen, 0, buf.take(), None, b.size as usize, SendOp::Send)?;
-                self.bench_wait(b, 0)?;
-                buf = self.bench_take(0)?.0;
-            }
+            let len = if echo {
+                b.size as usize
+            } else if paced && (n % abi::BENCH_COUNT_EVERY == 0 || n == b.iters) {
+                let mut cpu = buf.take().ok_or(EIO)?.into_cpu();
+                cpu.copy_from_slice(&abi::bench_count_encode(n));
+                buf = Some(cpu.into_device());
+                8
+            } else {
+                continue;
+            };
+            let gen = self.bench_gen(1);
+            self.bench_post(gen, 0, buf.take(), None, len, SendOp::Send)?;
+            self.bench_wait(b, 0)?;
+            buf = self.bench_take(0)?.0;
         }
         Ok(end)
+    }
+
+    /// Whether the SEND bandwidth loop is paced by the sink's counts: on a
+    /// device without receiver-not-ready retry, which is iWARP. There a
+    /// SEND that finds no receive posted ends the connection (siw: a DDP
+    /// TERMINATE, "no buffer"), and a SEND's completion says only that it
+    /// left, not that it was received, so `depth` does not bound what the
+    /// sink has yet to repost. On InfiniBand and RoCE the responder answers
+    /// such a SEND with RNR NAK and the requester retries, as perftest's
+    /// `ib_send_bw` relies on. Both ends decide alike: a connection has one
+    /// transport.
+    fn bench_paced(&self, b: &abi::Bench) -> Result<bool> {
+        Ok(b.op == abi::BENCH_SEND && self.op_device()?.is_iwarp())
+    }
+
+    /// Paced SEND bandwidth, the sending end, before posting message
+    /// `posted` (0-based): takes the counts that have come, and waits until
+    /// the sink has reposted a receive for this message (it started with
+    /// [`RECV_DEPTH`] posted, and reposts one for each message it counts).
+    fn bench_credit(self: &Arc<Self>, b: &abi::Bench, posted: u32, counted: &mut u32) -> Result {
+        let timeout = timeout_of(b.timeout_ms);
+        loop {
+            let wait = posted >= counted.saturating_add(RECV_DEPTH);
+            match self.bench_count(timeout, *counted, posted, wait) {
+                Ok(n) if n != *counted => *counted = n,
+                Ok(_) if !wait => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Takes the sink's next count, waiting for it if `wait` (else the
+    /// count stays `counted` when none has come), and reposts its receive.
+    /// A count that does not advance, or counts more than the `sent`
+    /// messages, breaks the protocol (`abi::bench_count`): the connection
+    /// closes with `EPROTO`.
+    fn bench_count(
+        self: &Arc<Self>,
+        timeout: u32,
+        counted: u32,
+        sent: u32,
+        wait: bool,
+    ) -> Result<u32> {
+        let Some(f) = self.bench_next(timeout, wait)? else {
+            return Ok(counted);
+        };
+        let n = abi::bench_count(f.buf.get(..f.len).unwrap_or(&[]), counted, sent);
+        self.bench_repost(f)?;
+        n.map_err(|fault| {
+            // Outside a completion, so the QP goes to the error state here,
+            // not again at the next completion (`Conn::complete`).
+            {
+                let mut st = self.st.lock();
+                self.wire_fault(&mut st, fault);
+                st.msg.fail_qp = false;
+            }
+            if let Some(qp) = self.ep.lock().qp() {
+                let _ = qp.fail();
+            }
+            errno::EPROTO()
+        })
     }
 
     /// WRITE latency as perftest's `ib_write_lat` has it (see

@@ -13,8 +13,7 @@ use kernel::{error::to_result, prelude::*, str::CStr};
 /// # Invariants
 ///
 /// `qp` is the QP the request was posted on (ib_core always names it). It
-/// is valid for as long as the
-/// `Wc` is reachable: a handler is given `&Wc` for the duration of the call
+/// is valid for as long as the `Wc` is reachable: a handler is given `&Wc` for the duration of the call
 /// only (the type is neither `Clone` nor `Copy`), and a QP is destroyed only
 /// after it has been drained, that is, after every handler of its requests
 /// has returned ([`Qp`]'s `Drop`).
@@ -43,9 +42,7 @@ impl Wc {
             qp: NonNull::new(wc.qp),
         }
     }
-}
 
-impl Wc {
     /// Whether the work request succeeded.
     pub(crate) fn ok(&self) -> bool {
         self.status == bindings::ib_wc_status_IB_WC_SUCCESS

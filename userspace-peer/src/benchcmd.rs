@@ -106,6 +106,12 @@ pub struct BenchArgs {
     /// the peer, the transport's verdict for completions).
     #[arg(long, default_value_t = 0)]
     pub timeout_ms: u32,
+    /// The listening side of SEND: wait this many milliseconds before each
+    /// loop, as a receiver that falls behind (a test of the module's pacing
+    /// on iWARP, which has no receiver-not-ready retry). Ignored when
+    /// connecting.
+    #[arg(long, default_value_t = 0)]
+    pub sink_delay_ms: u64,
 }
 
 /// `bench --op`.
@@ -185,6 +191,8 @@ pub struct Plan {
     pub samples_to: Option<std::path::PathBuf>,
     /// `--timeout-ms`.
     pub timeout_ms: u32,
+    /// `--sink-delay-ms`.
+    pub sink_delay_ms: u64,
 }
 
 /// perftest's `-s`: a number (decimal, or hex with 0x), optionally with a
@@ -351,6 +359,7 @@ pub fn plan(a: &BenchArgs) -> Result<Plan> {
         json: a.json,
         samples_to: a.samples_to.clone(),
         timeout_ms: a.timeout_ms,
+        sink_delay_ms: a.sink_delay_ms,
     })
 }
 
@@ -584,6 +593,7 @@ fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
             abi::BENCH_SINK
         };
         for &size in &p.sizes {
+            std::thread::sleep(std::time::Duration::from_millis(p.sink_delay_ms));
             dev.bench(&mut request(p, mode, size), &mut samples)
                 .context("IOCTL_BENCH")?;
         }

@@ -286,3 +286,20 @@ fn compat32_uses_the_uapi_header() {
         "scripts/compat32.c checks the module's version against the header's"
     );
 }
+
+#[test]
+fn bench_count_advances_and_counts_only_what_was_sent() {
+    use abi::WireFault::Count;
+    let enc = abi::bench_count_encode;
+    assert_eq!(abi::bench_count(&enc(8), 0, 40), Ok(8));
+    assert_eq!(abi::bench_count(&enc(40), 32, 40), Ok(40));
+    assert_eq!(abi::bench_count(&enc(8), 8, 40), Err(Count), "no advance");
+    assert_eq!(abi::bench_count(&enc(7), 8, 40), Err(Count), "backwards");
+    assert_eq!(abi::bench_count(&enc(41), 8, 40), Err(Count), "never sent");
+    assert_eq!(
+        abi::bench_count(&u64::MAX.to_be_bytes(), 0, u32::MAX),
+        Err(Count)
+    );
+    assert_eq!(abi::bench_count(&enc(8)[..7], 0, 40), Err(Count), "short");
+    assert_eq!(abi::bench_count(&[0; 9], 0, 40), Err(Count), "long");
+}

@@ -258,6 +258,7 @@ fn abi_consts() -> Vec<Const> {
         WIRE_LOW,
         WIRE_VERSION,
         WIRE_FLAGS,
+        BENCH_COUNT_EVERY,
         // The commands.
         IOCTL_VERSION,
         IOCTL_LIST_DEVICES,

@@ -344,6 +344,13 @@ struct rdma_krust_bench {
 /* Version byte of the wire header. */
 #define RDMA_KRUST_WIRE_VERSION		1
 
+/*
+ * SEND bandwidth on iWARP (no receiver-not-ready retry): the sink sends
+ * back an 8-byte big-endian count of the messages it has reposted a
+ * receive for, after every this many and after the last.
+ */
+#define RDMA_KRUST_BENCH_COUNT_EVERY	8
+
 /* The commands. */
 #define RDMA_KRUST_IOCTL_VERSION \
 	_IOR(RDMA_KRUST_IOC_MAGIC, 0x00, struct rdma_krust_version)
