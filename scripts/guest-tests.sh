@@ -1288,7 +1288,8 @@ test_ioctl_fuzz() {
 	grep -q ', 17 of 17 ABI commands exercised, 0 violation(s)$' <<<"$out" || fail "coverage or violations"
 	# The module still works: a connection moves data both ways, verified.
 	start_echo 7610 2
-	out=$("$TOOL" kernel-ping --connect "$IP:7610" --sizes 1,65536 2>&1) || fail "kernel-ping after fuzzing: $out"
+	out=$("$TOOL" kernel-ping --connect "$IP:7610" --sizes 1,65536 2>&1) ||
+		fail "kernel-ping after fuzzing: $out; kernel-echo: $(cat /tmp/echo.7610); log: $(klog | tail -5)"
 	wait "$ECHO_PID" || fail "kernel-echo after fuzzing: $(cat /tmp/echo.7610)"
 	grep -q '^2 message(s) echoed and verified$' <<<"$out" || fail "after fuzzing: $out"
 	# No reference left behind: the module unloads, and loads again.

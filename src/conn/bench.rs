@@ -492,21 +492,26 @@ impl Conn {
         let Some(f) = self.bench_next(timeout, wait)? else {
             return Ok(counted);
         };
-        let n = abi::bench_count(f.buf.get(..f.len).unwrap_or(&[]), counted, sent);
-        self.bench_repost(f)?;
-        n.map_err(|fault| {
-            // Outside a completion, so the QP goes to the error state here,
-            // not again at the next completion (`Conn::complete`).
-            {
-                let mut st = self.st.lock();
-                self.wire_fault(&mut st, fault);
-                st.msg.fail_qp = false;
+        let got = f.buf.get(..f.len).unwrap_or(&[]);
+        match abi::bench_count(got, counted, sent) {
+            Ok(n) => {
+                self.bench_repost(f)?;
+                Ok(n)
             }
-            if let Some(qp) = self.ep.lock().qp() {
-                let _ = qp.fail();
+            Err(fault) => {
+                // Outside a completion, so this side disconnects and the QP
+                // goes to the error state here, not again at the next
+                // completion (`Conn::complete`). The buffer is not reposted
+                // on the dead connection: it is freed.
+                {
+                    let mut st = self.st.lock();
+                    self.wire_fault(&mut st, fault, got);
+                    st.msg.fail_qp = false;
+                }
+                self.hang_up_if_owed(&self.ep.lock());
+                Err(errno::EPROTO())
             }
-            errno::EPROTO()
-        })
+        }
     }
 
     /// WRITE latency as perftest's `ib_write_lat` has it (see

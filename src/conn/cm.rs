@@ -78,7 +78,13 @@ impl Conn {
         if let Some(qp) = id.qp() {
             self.record_qp(qp)?;
         }
-        let refused = self.ep.lock().install(Slot::Connection, id);
+        let refused = {
+            let mut ep = self.ep.lock();
+            let r = ep.install(Slot::Connection, id);
+            // A protocol fault since `ESTABLISHED` found no id to disconnect.
+            self.hang_up_if_owed(&ep);
+            r
+        };
         // Shut down meanwhile (the device went): the id goes, outside `ep`.
         refused.map_err(|id| {
             drop(id);
@@ -390,6 +396,12 @@ impl CmHandler for Conn {
             }
         }
         this.on_event(ev);
+        if ev.kind == CmEventKind::Established {
+            // The peer may have broken the protocol before this: a passive
+            // side's QP receives once accepted, an active side's once the
+            // reply came, both before this event.
+            this.hang_up_if_owed(&this.ep.lock());
+        }
     }
 }
 
@@ -404,6 +416,7 @@ impl Conn {
                 st.cm_event = Some(ev.kind);
             }
             CmEventKind::Established => {
+                st.established = true;
                 if st.state == abi::state::CONNECTING {
                     st.state = abi::state::CONNECTED;
                 }

@@ -19,8 +19,10 @@
 //! [`TURN_RECV`], [`TURN_OP`]). Completions run on ib_core's workqueue (or,
 //! on a busy-polling connection, in the waiting thread, under `ep`) and cm
 //! handlers in rdma_cm's, all in process context. `ep` holds the cm ids and
-//! is taken before `st`. `windows` is a lock of its own, taken alone. No
-//! lock is ever held across a call that waits for a cm handler
+//! is taken before `st`. A completion on the workqueue takes `ep` only to
+//! disconnect after a protocol fault (`Conn::hang_up_if_owed`): no holder
+//! of `ep` waits for a completion. `windows` is a lock of its own, taken
+//! alone. No lock is ever held across a call that waits for a cm handler
 //! (`rdma_destroy_id()`, via dropping a [`CmId`]), because handlers take
 //! `ep` and `st` themselves, nor across a copy to or from user memory.
 //!
@@ -120,6 +122,11 @@ struct St {
     /// rdma_cm reported `DISCONNECTED`: the QP is in the error state, so
     /// every receive still posted completes (`Conn::receiver_closed`).
     peer_closed: bool,
+    /// rdma_cm reported `ESTABLISHED`. Only then may this side disconnect
+    /// on its own (`Conn::hang_up_if_owed`): iw_cm's `iw_cm_disconnect()`
+    /// waits out a connect still in flight and BUG()s in its sent state,
+    /// and on IB the CM sends no DREQ before.
+    established: bool,
     /// The message path's state.
     msg: Msg,
     /// The one-sided path's state.
@@ -324,6 +331,7 @@ impl Conn {
                     cm_event: None,
                     cm_closed: false,
                     peer_closed: false,
+                    established: false,
                     msg,
                     op,
                     info: abi::ConnInfo {
@@ -419,7 +427,36 @@ impl Conn {
     fn reap(&self) -> u32 {
         let ep = self.ep.lock();
         // Each handler notifies `cv`, waking waiters that nap.
-        ep.qp().map_or(0, |qp| qp.reap(POLL_BUDGET).unwrap_or(0))
+        let n = ep.qp().map_or(0, |qp| qp.reap(POLL_BUDGET).unwrap_or(0));
+        // The handlers ran under `ep`: a disconnect they owe is made here.
+        if n > 0 {
+            self.hang_up_if_owed(&ep);
+        }
+        n
+    }
+
+    /// Disconnects, if the peer broke the protocol (`Msg::hang_up`) and the
+    /// connection was established, and moves the QP to the error state
+    /// (`rdma_disconnect()` leaves it alone on iWARP once a close began).
+    /// The peer gets `DISCONNECTED`, so its waits end instead of retrying
+    /// into a QP that answers nothing. Called with `ep` held, where the
+    /// debt can be paid: a completion on ib_core's workqueue, the polling
+    /// reaper after its handlers, `ESTABLISHED`'s handler and the active
+    /// side once its id is kept (the debt waits for whichever comes last).
+    fn hang_up_if_owed(&self, ep: &Ep) {
+        let Some(id) = ep.id.as_ref() else { return };
+        {
+            let mut st = self.st.lock();
+            if !st.established || !core::mem::take(&mut st.msg.hang_up) {
+                return;
+            }
+        }
+        if let Err(e) = id.disconnect() {
+            pr_debug!("disconnect after a protocol fault failed: {:?}\n", e);
+        }
+        if let Some(qp) = id.qp() {
+            let _ = qp.fail();
+        }
     }
 
     /// The error of an operation that found no QP: the connection's closing
@@ -562,6 +599,9 @@ impl CompletionHandler for Conn {
         // suspended, so what is posted afterwards never completes. In the
         // error state every posted request completes, flushed.
         let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
+        // A polled connection's handlers run under `ep`, in `reap`, which
+        // pays the debt itself.
+        let hang_up = st.msg.hang_up && !st.polled;
         self.cv.notify_all();
         drop(st);
         // Outside `st`: modifying a QP may sleep, and its flushed
@@ -571,6 +611,10 @@ impl CompletionHandler for Conn {
             if let Err(e) = wc.fail_qp() {
                 pr_debug!("moving the QP to the error state failed: {:?}\n", e);
             }
+        }
+        // On ib_core's workqueue, which no holder of `ep` waits for.
+        if hang_up {
+            self.hang_up_if_owed(&self.ep.lock());
         }
     }
 }

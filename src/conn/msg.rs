@@ -89,6 +89,9 @@ pub(super) struct Msg {
     /// The QP is to be moved to the error state once the completion being
     /// handled lets go of `st` (`wire_fault`).
     pub(super) fail_qp: bool,
+    /// The peer broke the protocol and has not been told yet: this side
+    /// owes it a disconnect ([`Conn::hang_up_if_owed`]).
+    pub(super) hang_up: bool,
     /// Receive buffers that are free to repost (credit-only messages).
     pub(super) repost: Fifo<DeviceBuf>,
     /// SENDs the peer has receives for.
@@ -115,6 +118,7 @@ impl Msg {
             wire: abi::WireRx::default(),
             wire_broken: false,
             fail_qp: false,
+            hang_up: false,
             repost: Fifo::new(RECV_DEPTH as usize)?,
             credits: 0,
             pending_grant: 0,
@@ -509,15 +513,22 @@ impl Conn {
     /// touched. The completion's handler then moves the QP to the error
     /// state (`fail_qp`, [`Conn::complete`]): what this side has posted
     /// completes, flushed, instead of waiting on a peer that may never
-    /// answer, and on iWARP the stream closes. One log line, rate-limited
-    /// (a peer could send millions).
-    pub(super) fn wire_fault(&self, st: &mut St, fault: abi::WireFault) {
+    /// answer. And this side disconnects (`hang_up`,
+    /// [`Conn::hang_up_if_owed`]), so the peer learns now: a QP in the error
+    /// state answers nothing on RoCE, and the peer's requests would retry
+    /// into it (rxe's retry count 7 is "forever"). One log line,
+    /// rate-limited (a peer could send millions), with the length of what
+    /// broke the rule and its first bytes (`got`, the SEND received).
+    pub(super) fn wire_fault(&self, st: &mut St, fault: abi::WireFault, got: &[u8]) {
         st.msg.wire_broken = true;
         st.msg.fail_qp = true;
+        st.msg.hang_up = true;
         if misc::ratelimit() {
             pr_warn!(
-                "peer broke the message protocol ({}): closing its connection\n",
-                fault.as_str()
+                "peer broke the message protocol ({}; {} bytes: {:02x?}): closing its connection\n",
+                fault.as_str(),
+                got.len(),
+                got.get(..got.len().min(HDR)).unwrap_or(&[])
             );
         }
         self.close_locked(st, errno::EPROTO());
@@ -556,17 +567,14 @@ impl Conn {
         if msg.wire_broken {
             return;
         }
-        let checked = match cpu.get(..len) {
-            Some(b) => msg.wire.check(b, msg.credits),
-            None => Err(abi::WireFault::Header),
-        };
-        let hdr = match checked {
+        let got = cpu.get(..len).unwrap_or(&[]);
+        let hdr = match msg.wire.check(got, msg.credits) {
             Ok((hdr, credits)) => {
                 msg.credits = credits;
                 hdr
             }
             Err(fault) => {
-                self.wire_fault(st, fault);
+                self.wire_fault(st, fault, got);
                 return;
             }
         };

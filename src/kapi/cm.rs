@@ -302,7 +302,9 @@ impl<H: CmHandler> CmId<H> {
         to_result(unsafe { bindings::rdma_connect(self.id.as_ptr(), &mut raw) })
     }
 
-    /// Starts a disconnect; `Disconnected` follows on both sides.
+    /// Starts a disconnect; `Disconnected` follows on both sides. May sleep:
+    /// on iWARP it first waits out a connect or accept still in flight, so
+    /// a consumer that must not wait calls it once `Established` came.
     pub(crate) fn disconnect(&self) -> Result {
         // SAFETY: the id is live (type invariant).
         to_result(unsafe { bindings::rdma_disconnect(self.id.as_ptr()) })

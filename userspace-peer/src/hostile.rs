@@ -360,26 +360,51 @@ fn settled(r: Result<()>, expect: &[Expect]) -> Result<()> {
     }
 }
 
-/// One round, the module listening (`module_listens`) or connecting.
-fn round(path: &str, a: &HostileArgs, r: &Round, module_listens: bool, seed: u64) -> Result<()> {
+/// How the module's end of a round is set up.
+#[derive(Clone, Copy, Debug)]
+struct Side {
+    /// The module listens (else it connects).
+    listens: bool,
+    /// Its file busy-polls (`abi::CONN_POLL`): its own waits reap the
+    /// completions, so a lie is found in the receiving thread.
+    polled: bool,
+}
+
+impl Side {
+    /// Round `n`'s: the four kinds by turns.
+    fn of_round(n: u64) -> Self {
+        Self {
+            listens: n.is_multiple_of(2),
+            polled: n % 4 >= 2,
+        }
+    }
+}
+
+/// One round, the module's end set up as `side` says.
+fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Result<()> {
     let addr = addr_of(a.ip, a.port);
     let dev = KrustDev::open(path)?;
     let expect = r.expect.clone();
-    let (peer, module) = if module_listens {
-        dev.listen(addr, 0, 0, 0).context("IOCTL_LISTEN")?;
-        let module = std::thread::spawn(move || -> Result<()> {
-            let r = dev.accept(WAIT_MS).map(|_| ());
-            settled(r, &expect).context("IOCTL_ACCEPT")?;
-            module_side(&dev, &expect, seed)
+    let flags = if side.polled { abi::CONN_POLL } else { 0 };
+    // The module's thread hands its file back open: what the peer learns
+    // below must come from the module, not from the file's close.
+    let (peer, module) = if side.listens {
+        dev.listen(addr, 0, 0, flags).context("IOCTL_LISTEN")?;
+        let module = std::thread::spawn(move || -> (KrustDev, Result<()>) {
+            let r = settled(dev.accept(WAIT_MS).map(|_| ()), &expect)
+                .context("IOCTL_ACCEPT")
+                .and_then(|()| module_side(&dev, &expect, seed));
+            (dev, r)
         });
         let peer = UPeer::connect(&addr, 0, 0).context("connect to the module")?;
         (peer, module)
     } else {
         let listener = Listener::bind(&addr).context("listen")?;
-        let module = std::thread::spawn(move || -> Result<()> {
-            let r = dev.connect(addr, 0, 0, WAIT_MS, 0).map(|_| ());
-            settled(r, &expect).context("IOCTL_CONNECT")?;
-            module_side(&dev, &expect, seed)
+        let module = std::thread::spawn(move || -> (KrustDev, Result<()>) {
+            let r = settled(dev.connect(addr, 0, 0, WAIT_MS, flags).map(|_| ()), &expect)
+                .context("IOCTL_CONNECT")
+                .and_then(|()| module_side(&dev, &expect, seed));
+            (dev, r)
         });
         let peer = listener.accept(0, 0).context("accept the module")?;
         (peer, module)
@@ -390,9 +415,19 @@ fn round(path: &str, a: &HostileArgs, r: &Round, module_listens: bool, seed: u64
     if r.disconnect {
         peer.disconnect()?;
     }
-    let verdict = module.join().expect("module side panicked");
+    let (dev, mut verdict) = module.join().expect("module side panicked");
+    // A broken rule costs the connection at both ends: the module hangs up,
+    // and the liar learns it while the module's file is still open. (A QP
+    // in the error state answers nothing on RoCE: before the module
+    // disconnected, the liar's requests retried into it for ever.)
+    if verdict.is_ok() && !r.disconnect && r.expect.last() == Some(&Expect::Errno(libc::EPROTO)) {
+        verdict = peer
+            .wait_peer_gone(WAIT_MS)
+            .context("after EPROTO, the module did not disconnect");
+    }
+    drop(dev);
     drop(peer);
-    verdict.with_context(|| format!("{:?} (sends: {:?})", r.lie, sent.err()))
+    verdict.with_context(|| format!("{:?}, {side:?} (sends: {:?})", r.lie, sent.err()))
 }
 
 /// The bystander: two files of the module echo pattern messages until
@@ -457,7 +492,7 @@ pub fn run(path: &str, a: &HostileArgs) -> Result<()> {
             rng.pick(&a.lie)
         };
         let r = plan(lie, &mut rng, a.seed.wrapping_add(rounds));
-        let module_listens = rounds.is_multiple_of(2);
+        let side = Side::of_round(rounds);
         if a.verbose {
             let hdrs: Vec<String> = r
                 .sends
@@ -475,17 +510,14 @@ pub fn run(path: &str, a: &HostileArgs) -> Result<()> {
                 })
                 .collect();
             println!(
-                "hostile: round {rounds} {lie:?}, module {}: {} SENDs {}",
-                if module_listens {
-                    "listens"
-                } else {
-                    "connects"
-                },
+                "hostile: round {rounds} {lie:?}, module {}{}: {} SENDs {}",
+                if side.listens { "listens" } else { "connects" },
+                if side.polled { ", polled" } else { "" },
                 r.sends.len(),
                 hdrs.join(" ")
             );
         }
-        if let Err(e) = round(path, a, &r, module_listens, a.seed.wrapping_add(rounds)) {
+        if let Err(e) = round(path, a, &r, side, a.seed.wrapping_add(rounds)) {
             result = Err(e.context(format!("round {rounds}")));
             break;
         }

@@ -143,6 +143,8 @@ pub struct UPeer {
     windows: RefCell<Vec<Option<Region>>>,
     /// `disconnect` was called: the drop does not disconnect again.
     disconnected: Cell<bool>,
+    /// The peer's DISCONNECTED (or DEVICE_REMOVAL) was taken.
+    peer_gone: Cell<bool>,
 }
 
 fn qp_attr() -> ibv_qp_init_attr {
@@ -341,6 +343,7 @@ impl UPeer {
             st: RefCell::new(State::default()),
             windows: RefCell::new(Vec::new()),
             disconnected: Cell::new(false),
+            peer_gone: Cell::new(false),
         };
         for slot in 0..RECV_DEPTH {
             peer.post_recv(slot)?;
@@ -562,6 +565,7 @@ impl UPeer {
             // wait for it for ever, so neither `disconnect` nor `drop` calls
             // it. Destroying the id answers the peer's DREQ.
             self.disconnected.set(true);
+            self.peer_gone.set(true);
             // SAFETY: zero is a valid `ibv_qp_attr`.
             let mut attr: ibv_qp_attr = unsafe { std::mem::zeroed() };
             attr.qp_state = ibv_qp_state::IBV_QPS_ERR;
@@ -648,6 +652,25 @@ impl UPeer {
             .context("ibv_post_send")?;
         }
         self.wait("send", |st| st.sends_inflight == 0)
+    }
+
+    /// Waits up to `ms` for the other side to end the connection (its
+    /// DISCONNECTED, taken and answered as `check_disconnected` does), on an
+    /// endpoint that has not disconnected itself: a peer that breaks the
+    /// module's protocol must learn that its connection is gone.
+    pub fn wait_peer_gone(&self, ms: u32) -> Result<()> {
+        let end = Instant::now() + Duration::from_millis(u64::from(ms));
+        while !self.peer_gone.get() {
+            if self.disconnected.get() {
+                bail!("this side disconnected: the peer's end cannot be told apart");
+            }
+            if Instant::now() > end {
+                bail!("the other side did not disconnect within {ms} ms");
+            }
+            self.check_disconnected();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
     }
 
     /// `rdma_disconnect()`: the other side sees the connection end now.
