@@ -71,6 +71,7 @@ ALL_TESTS=(
 	concurrent_recv_whole_messages
 	send_timeout_holds_under_credit_exchange
 	peer_killed_mid_transfer
+	read_stream_peer_killed
 	hostile_peer_costs_only_its_connection
 	listener_close_races_connect
 	readme_using_it
@@ -1080,6 +1081,43 @@ test_peer_killed_mid_transfer() {
 	out=$(tail -1 /tmp/killed.out)
 	echo "  after $(grep -c '^ok ' /tmp/killed.out) messages: $out"
 	grep -qE 'Connection reset by peer|Transport endpoint is not connected' <<<"$out" || fail "unexpected: $out"
+}
+
+# KRUST_READ_KILL_ROUNDS (40) times: a module file READs from another
+# one, one 64-byte READ at a time (bench --op read --mode lat), and the
+# other one's process is killed 300 to 700 ms in. Each READ is posted to an
+# idle send queue, so on siw it is taken into the ORQ at once and waits for
+# siw's transmit thread; the peer's close flushes the QP at any moment. Every
+# READ stream must end with a connection error, not hang or finish, and the
+# run leaves no splat. On 6.12's siw a flush that came before the transmit
+# thread completed the READ twice (kernel/patches/0004): the module freed
+# the request's context twice, and the kernel warned of a refcount_t
+# underflow and then faulted in kmalloc.
+test_read_stream_peer_killed() {
+	ensure_loaded
+	local rounds=${KRUST_READ_KILL_ROUNDS:-40} i port peer rd out reads=0
+	for i in $(seq "$rounds"); do
+		port=$((7900 + i % 50))
+		"$TOOL" bench --timeout-ms 20000 --listen "$IP:$port" --op read --mode lat \
+			--size 64 --iters 100000 >/tmp/rk.peer 2>&1 &
+		peer=$!
+		wait_for 10 grep -q '^listening' /tmp/rk.peer || fail "round $i: peer: $(cat /tmp/rk.peer)"
+		"$TOOL" bench --timeout-ms 20000 --connect "$IP:$port" --op read --mode lat \
+			--size 64 --iters 100000 >/tmp/rk.out 2>&1 &
+		rd=$!
+		sleep "0.$((RANDOM % 5 + 3))"
+		kill -9 "$peer"
+		wait "$peer" 2>/dev/null || true
+		if wait "$rd"; then
+			fail "round $i: the READ stream finished although its peer was killed: $(tail -2 /tmp/rk.out)"
+		fi
+		out=$(cat /tmp/rk.out)
+		grep -qE 'Connection reset by peer|Transport endpoint is not connected|Connection refused|nothing listens' <<<"$out" ||
+			fail "round $i: unexpected: $out"
+		grep -qE 'Connection refused|nothing listens' <<<"$out" || reads=$((reads + 1))
+	done
+	echo "  $rounds rounds, $reads of them ended mid-stream with a connection error"
+	[ "$reads" -gt 0 ] || fail "no round got its READs going before the kill"
 }
 
 # rdma-krust hostile for KRUST_HOSTILE_SECONDS (60): a userspace peer that
