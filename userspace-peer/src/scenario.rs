@@ -367,7 +367,14 @@ pub fn answer(
             t if t == ctl::BYE => return Ok(()),
             _ => bail!("unknown request"),
         };
-        ep.send_msg(&reply).context("send reply")?;
+        match ep.send_msg(&reply) {
+            // The peer may read the reply, send BYE and close before this
+            // side sees the reply's ACK, which its disconnect then flushes
+            // (`send_last`). The next receive decides: the BYE, delivered
+            // before the close, or the close itself.
+            Err(e) if is_reset(&e) => {}
+            r => r.context("send reply")?,
+        }
     }
 }
 
