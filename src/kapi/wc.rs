@@ -13,10 +13,10 @@ use kernel::{error::to_result, prelude::*, str::CStr};
 /// # Invariants
 ///
 /// `qp` is the QP the request was posted on (ib_core always names it). It
-/// is valid for as long as the `Wc` is reachable: a handler is given `&Wc` for the duration of the call
-/// only (the type is neither `Clone` nor `Copy`), and a QP is destroyed only
-/// after it has been drained, that is, after every handler of its requests
-/// has returned ([`Qp`]'s `Drop`).
+/// is valid for as long as the `Wc` is reachable: a handler is given `&Wc`
+/// for the duration of the call only (the type is neither `Clone` nor
+/// `Copy`), and a QP is destroyed only after it has been drained, that is,
+/// after every handler of its requests has returned ([`Qp`]'s `Drop`).
 #[derive(Debug)]
 pub(crate) struct Wc {
     /// `enum ib_wc_status`; 0 is success.
