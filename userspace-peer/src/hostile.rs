@@ -400,13 +400,23 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
         (peer, module)
     } else {
         let listener = Listener::bind(&addr).context("listen")?;
+        let (connected_tx, connected) = std::sync::mpsc::channel();
         let module = std::thread::spawn(move || -> (KrustDev, Result<()>) {
-            let r = settled(dev.connect(addr, 0, 0, WAIT_MS, flags).map(|_| ()), &expect)
+            let c = dev.connect(addr, 0, 0, WAIT_MS, flags);
+            let _ = connected_tx.send(());
+            let r = settled(c.map(|_| ()), &expect)
                 .context("IOCTL_CONNECT")
                 .and_then(|()| module_side(&dev, &expect, seed));
             (dev, r)
         });
         let peer = listener.accept(0, 0).context("accept the module")?;
+        // On iWARP the liar, the responder, may send only once the module
+        // has its connection: an FPDU before the MPA reply is taken in is a
+        // lie one layer down, which costs the module its connect (siw's
+        // "peer sent extra data": ENETUNREACH), not the connection.
+        if peer.iwarp() {
+            let _ = connected.recv();
+        }
         (peer, module)
     };
     // The module's file may close on the first lie, so later SENDs may

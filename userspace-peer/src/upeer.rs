@@ -159,6 +159,13 @@ fn qp_attr() -> ibv_qp_init_attr {
 }
 
 /// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it.
+/// `id`'s device is an iWARP device.
+fn is_iwarp(id: *mut rdma_cm_id) -> bool {
+    // SAFETY: `id` is bound to a device (it has a QP, or is an accepted
+    // request); its context is librdmacm's.
+    unsafe { (*(*(*id).verbs).device).transport_type == ibv_transport_type::IBV_TRANSPORT_IWARP }
+}
+
 pub(crate) fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
     let ip = match addr.family {
         abi::AF_INET => {
@@ -326,11 +333,7 @@ impl UPeer {
         let local = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0;
         // An iWARP READ lands through the sink's key: the region READs land
         // in needs remote write access there (as rping and perftest give it).
-        // SAFETY: `id` is bound to a device; its context is librdmacm's.
-        let iwarp = unsafe {
-            (*(*(*id).verbs).device).transport_type == ibv_transport_type::IBV_TRANSPORT_IWARP
-        };
-        let op_access = if iwarp {
+        let op_access = if is_iwarp(id) {
             local | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE.0
         } else {
             local
@@ -627,6 +630,14 @@ impl UPeer {
 /// What a hostile peer (`rdma-krust hostile`) needs: SENDs of any bytes,
 /// outside the protocol and its credits.
 impl UPeer {
+    /// The connection runs over iWARP, where the side that connected must
+    /// send first (MPA, RFC 5044): a responder's first FPDU that reaches the
+    /// initiator before it has taken in the MPA reply fails the initiator's
+    /// connect (siw: `RDMA_CM_EVENT_CONNECT_ERROR`).
+    pub fn iwarp(&self) -> bool {
+        is_iwarp(self.id)
+    }
+
     /// Posts one SEND for each of `sends`, exactly those bytes (each at most
     /// a receive buffer, at most `MAX_FRAGS + 1` of them), and waits until
     /// all completed. Credits are neither spent nor checked: the caller keeps
