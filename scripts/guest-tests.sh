@@ -1296,7 +1296,9 @@ test_uapi_header_c_program() {
 	expect_eq "$(grep -c '^device ' <<<"$out")" "$("$TOOL" devices -j | grep -o '"name"' | wc -l)" "devices listed, against rdma-krust devices -j"
 }
 
-# The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20): real and
+# The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20), seeded with
+# KRUST_FUZZ_SEED if set (the seed a run prints replays its decisions), every
+# call printed if KRUST_FUZZ_TRACE is set (its --trace): real and
 # random command numbers; arguments at NULL, unmapped and kernel addresses,
 # misaligned, cut short by a PROT_NONE page, read-only, or valid with random
 # and boundary fields; across four files that connect to each other (event
@@ -1316,7 +1318,7 @@ test_ioctl_fuzz() {
 	out=$(KRUST_FUZZ_ON_HANG='for t in /proc/$FUZZ_PID/task/*; do echo "task ${t##*/}:"; cat $t/stack; done
 		rdma res show qp; rdma res show cm_id; ss -tnoi; dmesg | tail -20' \
 		timeout $((secs + 120)) "$TOOL" fuzz --seconds "$secs" --count 1000000000 \
-		--fds 4 --port-base 20000 2>&1) && rc=0 || rc=$?
+		--fds 4 --port-base 20000 ${KRUST_FUZZ_SEED:+--seed "$KRUST_FUZZ_SEED"} ${KRUST_FUZZ_TRACE:+--trace} 2>&1) && rc=0 || rc=$?
 	echo "$out" | grep -v '^fuzz: VIOLATION' | sed 's/^/  /'
 	[ $rc != 124 ] || fail "the fuzzer hung (killed after $((secs + 120)) s)"
 	[ $rc = 0 ] || fail "fuzz failed ($rc): $(grep -m5 VIOLATION <<<"$out")"

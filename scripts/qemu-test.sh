@@ -27,7 +27,8 @@
 #
 # Environment: KRUST_PROVIDER (rxe, siw, or both: one boot each, counts
 # summed; default rxe), KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
-# KRUST_MEM, KRUST_FLAVOR (main or debug), KRUST_FUZZ_SECONDS (ioctl_fuzz, 20),
+# KRUST_MEM, KRUST_FLAVOR (main or debug), KRUST_FUZZ_SECONDS and
+# KRUST_FUZZ_SEED, KRUST_FUZZ_TRACE (ioctl_fuzz: 20, its --seed, --trace),
 # KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
 # KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie),
 # KRUST_READ_KILL_ROUNDS (read_stream_peer_killed, 40).
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
-		sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -139,7 +140,7 @@ append=$GUEST_APPEND
 # that guest runs on one CPU. The main kernel keeps ACPI and both vCPUs.
 [ "${KRUST_FLAVOR:-main}" = debug ] && append+=" pci=noacpi"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS; do
+for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 
