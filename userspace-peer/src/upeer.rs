@@ -158,7 +158,6 @@ fn qp_attr() -> ibv_qp_init_attr {
     a
 }
 
-/// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it.
 /// `id`'s device is an iWARP device.
 fn is_iwarp(id: *mut rdma_cm_id) -> bool {
     // SAFETY: `id` is bound to a device (it has a QP, or is an accepted
@@ -166,6 +165,7 @@ fn is_iwarp(id: *mut rdma_cm_id) -> bool {
     unsafe { (*(*(*id).verbs).device).transport_type == ibv_transport_type::IBV_TRANSPORT_IWARP }
 }
 
+/// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it.
 pub(crate) fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
     let ip = match addr.family {
         abi::AF_INET => {
