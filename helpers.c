@@ -4,6 +4,7 @@
  * rdma_cm that Rust cannot call. No logic lives here: every function forwards
  * its arguments and returns the result. See Documentation/design.rst.
  */
+#include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/ratelimit.h>
 #include <rdma/ib_verbs.h>
@@ -93,6 +94,12 @@ void rkrust_ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
 int rkrust_ib_dma_mapping_error(struct ib_device *dev, u64 dma_addr)
 {
 	return ib_dma_mapping_error(dev, dma_addr);
+}
+
+/* SIZE_MAX for a device with virtual DMA (rxe, siw): nothing is mapped. */
+size_t rkrust_ib_dma_max_mapping_size(struct ib_device *dev)
+{
+	return ib_uses_virt_dma(dev) ? SIZE_MAX : dma_max_mapping_size(dev->dma_device);
 }
 
 void rkrust_ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr,

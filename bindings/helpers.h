@@ -36,6 +36,7 @@ u64 rkrust_ib_dma_map_single(struct ib_device *dev, void *cpu_addr,
 void rkrust_ib_dma_unmap_single(struct ib_device *dev, u64 addr, size_t size,
 				enum dma_data_direction direction);
 int rkrust_ib_dma_mapping_error(struct ib_device *dev, u64 dma_addr);
+size_t rkrust_ib_dma_max_mapping_size(struct ib_device *dev);
 void rkrust_ib_dma_sync_single_for_cpu(struct ib_device *dev, u64 addr,
 				       size_t size,
 				       enum dma_data_direction dir);

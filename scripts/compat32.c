@@ -22,7 +22,7 @@
 #include <linux/rdma_krust.h>
 
 _Static_assert(sizeof(struct rdma_krust_version) == 136, "Version");
-_Static_assert(sizeof(struct rdma_krust_device_info) == 160, "DeviceInfo");
+_Static_assert(sizeof(struct rdma_krust_device_info) == 168, "DeviceInfo");
 _Static_assert(sizeof(struct rdma_krust_device_list) == 24, "DeviceList");
 
 #define BITS (8 * (int)sizeof(void *))

@@ -22,9 +22,9 @@
 /// `ListenReq` and `ConnInfo`, and a `timeout_ms` of 0 on one-sided
 /// operations waits for the transport; 6: `Bench::samples` on a bandwidth
 /// run takes each message's post and completion time, and its `total_ns`
-/// starts at the first post). `IOCTL_VERSION` reports it, and
-/// `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 6;
+/// starts at the first post; 7: `DeviceInfo::max_window`). `IOCTL_VERSION`
+/// reports it, and `rdma-krust abi` checks it against its own.
+pub const ABI_VERSION: u32 = 7;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -120,6 +120,12 @@ pub struct DeviceInfo {
     pub num_ports: u32,
     /// The first `min(num_ports, MAX_PORTS)` ports.
     pub ports: [PortInfo; MAX_PORTS],
+    /// The largest window (`IOCTL_EXPOSE`'s `len`, at most
+    /// [`MAX_WINDOW_SIZE`]) the device can register in one region: its
+    /// fast-registration page list (`max_fast_reg_page_list_len`), page
+    /// sizes, `max_mr_size` and the DMA API's largest mapping allow it.
+    /// 0 where unknown (the tool's libibverbs view).
+    pub max_window: u64,
 }
 
 impl Default for DeviceInfo {
@@ -133,6 +139,7 @@ impl Default for DeviceInfo {
             atomic_cap: 0,
             num_ports: 0,
             ports: [PortInfo::default(); MAX_PORTS],
+            max_window: 0,
         }
     }
 }
@@ -691,6 +698,6 @@ const _: () = assert!(core::mem::size_of::<Rdma>() == 32);
 const _: () = assert!(core::mem::size_of::<AtomicOp>() == 48);
 const _: () = assert!(core::mem::size_of::<Bench>() == 72);
 const _: () = assert!(core::mem::size_of::<PortInfo>() == 16);
-const _: () = assert!(core::mem::size_of::<DeviceInfo>() == 160);
+const _: () = assert!(core::mem::size_of::<DeviceInfo>() == 168);
 const _: () = assert!(core::mem::size_of::<DeviceList>() == 24);
 const _: () = assert!(ALL_CMDS.len() <= MAX_CMDS);

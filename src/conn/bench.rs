@@ -91,9 +91,12 @@ impl Conn {
         if atomic && !self.op_device()?.attrs().has_atomics() {
             return Err(errno::EOPNOTSUPP());
         }
-        let mut samples = KVec::new();
+        // Up to `BENCH_MAX_ITERS` samples, 8 MB: vmalloc'ed if need be (a
+        // kmalloc that large fails, with a warning, however much memory is
+        // free).
+        let mut samples = KVVec::new();
         if matches!(b.mode, abi::BENCH_LAT | abi::BENCH_PINGPONG) && b.samples != 0 {
-            samples = KVec::with_capacity(b.iters as usize, GFP_KERNEL)?;
+            samples = KVVec::with_capacity(b.iters as usize, GFP_KERNEL)?;
         }
         // Bandwidth: each message's post and completion time, for perftest's
         // peak (`abi::Bench::samples`); up to 16 MB, so vmalloc'ed if need be.
@@ -220,7 +223,7 @@ impl Conn {
         }
         let mut steps = KVec::new();
         for _ in 0..n {
-            let sink = Arc::new(Window::new(&pd, b.size as usize, 0)?, GFP_KERNEL)?;
+            let sink = Window::new(&pd, b.size as usize, 0)?;
             steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
             sinks.push(sink, GFP_KERNEL)?;
         }
@@ -266,7 +269,7 @@ impl Conn {
     /// Latency of one-sided operations: one at a time, each timed from its
     /// post to its completion (a full round trip, as perftest's READ and
     /// atomic latencies are).
-    fn one_at_a_time(self: &Arc<Self>, b: &abi::Bench, samples: &mut KVec<u64>) -> Result<i64> {
+    fn one_at_a_time(self: &Arc<Self>, b: &abi::Bench, samples: &mut KVVec<u64>) -> Result<i64> {
         let op = Self::bench_op(b);
         let sinks = self.bench_sinks(b, 1)?;
         let mut buf = Some(self.bench_buf(b)?);
@@ -391,7 +394,7 @@ impl Conn {
 
     /// Reposts the receive buffer of a message [`Self::bench_next`] took.
     fn bench_repost(self: &Arc<Self>, f: Fragment) -> Result {
-        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+        self.st.lock().keep_for_repost(f.buf.into_device());
         self.pump()
     }
 
@@ -401,7 +404,7 @@ impl Conn {
         self: &Arc<Self>,
         b: &abi::Bench,
         timeout: u32,
-        samples: &mut KVec<u64>,
+        samples: &mut KVVec<u64>,
     ) -> Result<i64> {
         let mut buf = Some(self.bench_buf(b)?);
         let mut end = 0;
@@ -529,7 +532,7 @@ impl Conn {
         self: &Arc<Self>,
         b: &abi::Bench,
         timeout: u32,
-        samples: &mut KVec<u64>,
+        samples: &mut KVVec<u64>,
         first: bool,
     ) -> Result<i64> {
         let size = b.size as usize;

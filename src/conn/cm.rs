@@ -155,7 +155,7 @@ impl Conn {
     pub(super) fn post_initial_recvs(self: &Arc<Self>, qp: &Qp, dev: &DeviceRef) -> Result {
         for _ in 0..RECV_DEPTH {
             let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
-            self.post_recv_buf(qp, buf)?;
+            self.post_recv_buf(qp, buf).map_err(|(e, _)| e)?;
         }
         self.st.lock().msg.credits = RECV_DEPTH;
         Ok(())
@@ -199,9 +199,12 @@ impl Conn {
         }
         if let Some(dev) = dev {
             if let Err(e) = self.attach(&dev) {
-                let l = self.ep.lock().listener.take();
-                drop(l);
-                self.st.lock().state = abi::state::IDLE;
+                // The listener was in `ep`: a request may have been taken
+                // and accepted since, its child kept there. The connection
+                // closes with the error, torn down as at release (`ep`
+                // sealed, every id destroyed); going back to IDLE would
+                // leave that child behind for a second LISTEN to overwrite.
+                self.shutdown(e);
                 return Err(e);
             }
         }

@@ -49,7 +49,7 @@ mod windows;
 
 use msg::Msg;
 use ops::{Ops, Step};
-use windows::Exposed;
+use windows::Windows;
 
 use kernel::{
     new_condvar, new_mutex,
@@ -142,6 +142,25 @@ struct St {
     polled: bool,
     /// The [`Turn`]s taken.
     turns: u8,
+    /// [`Conn::shutdown`] ran: the connection's queues were emptied for
+    /// good, and nothing goes back into them ([`St::keep_for_repost`],
+    /// [`Conn::complete_op`]). Otherwise a thread inside an ioctl at the
+    /// time (between taking a receive buffer and giving it back, say)
+    /// would put it where nothing drains it any more, and its mapping and
+    /// `DeviceRef` would keep `ib_unregister_device()` waiting until the
+    /// file is closed.
+    torn_down: bool,
+}
+
+impl St {
+    /// Keeps a receive buffer for reposting ([`Conn::pump`]), unless the
+    /// connection was torn down: then it is freed here.
+    fn keep_for_repost(&mut self, buf: DeviceBuf) {
+        if !self.torn_down {
+            // Never full: it holds at most the connection's receives.
+            let _ = self.msg.repost.push(buf);
+        }
+    }
 }
 
 /// The cm ids of the connection.
@@ -218,10 +237,9 @@ pub(crate) struct Conn {
     cv: CondVar,
     #[pin]
     ep: Mutex<Ep>,
-    /// Exposed windows: [`abi::MAX_WINDOWS`] slots, allocated up front, so
-    /// that removing one never allocates (and cannot fail).
+    /// Exposed windows.
     #[pin]
-    windows: Mutex<KVec<Option<Exposed>>>,
+    windows: Mutex<Windows>,
     registry: Arc<Registry>,
 }
 
@@ -319,10 +337,7 @@ impl Conn {
     pub(crate) fn new(registry: Arc<Registry>) -> Result<Arc<Self>> {
         let msg = Msg::new()?;
         let op = Ops::new()?;
-        let mut windows = KVec::with_capacity(abi::MAX_WINDOWS as usize, GFP_KERNEL)?;
-        for _ in 0..abi::MAX_WINDOWS {
-            windows.push(None, GFP_KERNEL)?;
-        }
+        let windows = Windows::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 st <- new_mutex!(St {
@@ -343,6 +358,7 @@ impl Conn {
                     device_index: None,
                     polled: false,
                     turns: 0,
+                    torn_down: false,
                 }),
                 cv <- new_condvar!(),
                 ep <- new_mutex!(Ep {
@@ -533,6 +549,7 @@ impl Conn {
         // Closed first, so that a caller who then finds no QP reports `err`.
         {
             let mut st = self.st.lock();
+            st.torn_down = true;
             st.cm_closed = true;
             // The QP goes: a receiver waits for no more of its completions.
             st.peer_closed = false;
@@ -547,11 +564,10 @@ impl Conn {
         if let Some(id) = id.as_mut() {
             id.close_qp();
         }
-        // With the QP gone no peer can reach a window: now they can go (a
-        // copy still running on one frees it when it ends).
-        for w in self.windows.lock().iter_mut() {
-            *w = None;
-        }
+        // With the QP gone no peer can reach a window: now they can go, and
+        // no more come (a copy still running on one frees it when its chunk
+        // is done: copies take a window per chunk).
+        self.windows.lock().seal();
         drop(id);
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {

@@ -142,10 +142,18 @@ impl Conn {
         loop {
             let buf = self.st.lock().msg.repost.pop();
             let Some(buf) = buf else { break };
-            self.post_recv_buf(qp, buf)?;
+            if let Err((e, buf)) = self.post_recv_buf(qp, buf) {
+                // Kept for the next pump (every RECV and SEND pumps): one
+                // receive lost for good could stall a message that needs
+                // every receive the connection has.
+                if let Some(buf) = buf {
+                    self.st.lock().keep_for_repost(buf);
+                }
+                return Err(e);
+            }
             self.st.lock().msg.pending_grant += 1;
         }
-        let (grant, low) = {
+        let (grant, low, was_low) = {
             let mut st = self.st.lock();
             let due = !st.msg.raw
                 && st.msg.pending_grant > 0
@@ -155,10 +163,10 @@ impl Conn {
                 return Ok(());
             }
             st.msg.credits -= 1;
-            st.msg.peer_low = false;
+            let was_low = core::mem::take(&mut st.msg.peer_low);
             st.msg.sends_inflight += 1;
             let grant = core::mem::take(&mut st.msg.pending_grant);
-            (grant, st.msg.credits < 2)
+            (grant, st.msg.credits < 2, was_low)
         };
         let hdr = WireHdr {
             flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
@@ -176,9 +184,13 @@ impl Conn {
                 .map_err(|(e, _)| e)
         });
         if r.is_err() {
+            // Nothing went out: the credit, the grant and the peer's plea
+            // stay for the next pump.
             let mut st = self.st.lock();
             st.msg.sends_inflight -= 1;
+            st.msg.credits += 1;
             st.msg.pending_grant += grant;
+            st.msg.peer_low |= was_low;
         }
         r
     }
@@ -186,14 +198,23 @@ impl Conn {
     /// Posts a receive buffer, counted in `recvs_posted` from before the
     /// post (its completion may run before the post returns: siw completes
     /// a receive posted to a QP in the error state at once).
-    pub(super) fn post_recv_buf(self: &Arc<Self>, qp: &Qp, buf: DeviceBuf) -> Result {
+    /// On failure the buffer comes back (`post_recv` gives back the
+    /// `Work::Recv` it was given).
+    pub(super) fn post_recv_buf(
+        self: &Arc<Self>,
+        qp: &Qp,
+        buf: DeviceBuf,
+    ) -> core::result::Result<(), (Error, Option<DeviceBuf>)> {
         self.st.lock().msg.recvs_posted += 1;
-        let r = qp.post_recv(self, Work::Recv(buf)).map_err(|(e, _)| e);
-        if r.is_err() {
+        qp.post_recv(self, Work::Recv(buf)).map_err(|(e, work)| {
             let mut st = self.st.lock();
             st.msg.recvs_posted = st.msg.recvs_posted.saturating_sub(1);
-        }
-        r
+            let buf = match work {
+                Work::Recv(buf) => Some(buf),
+                _ => None,
+            };
+            (e, buf)
+        })
     }
 
     /// The error a receiver gets once nothing more can arrive, or `None`
@@ -270,10 +291,11 @@ impl Conn {
             }
         }
 
-        // Copy the whole message in first: a fault in the user buffer then
-        // costs nothing on the wire (a half-sent message would stall the
-        // peer's IOCTL_RECV forever).
-        let bufs = match self.stage_message(x, len, frags) {
+        // Copy the whole message in first, into kernel memory: a fault in
+        // the user buffer then costs nothing on the wire (a half-sent
+        // message would stall the peer's IOCTL_RECV forever), and a copy
+        // that waits on a page holds no device.
+        let staged = match Self::stage_message(x, len, frags) {
             Ok(b) => b,
             Err(e) => {
                 self.st.lock().msg.credits += frags as u32;
@@ -282,18 +304,74 @@ impl Conn {
         };
         // Whether this message's SENDs all succeed (`wait_sent`).
         self.st.lock().msg.send_failed = false;
-        let mut result = Ok(());
-        for (i, cpu) in bufs.into_iter().enumerate() {
-            let chunk = (len - i * FRAG).min(FRAG);
-            if let Err(e) = self.send_fragment(cpu, i, chunk, len) {
-                // Credits of fragments never posted go back.
-                self.st.lock().msg.credits += (frags - i) as u32;
-                result = Err(e);
-                break;
-            }
-        }
+        let result = self.send_fragments(staged, len);
         let done = self.wait_sent(UNTIL_VERDICT);
         result.and(done)
+    }
+
+    /// Sends a message's fragments ([`Self::stage_message`]), whose credits
+    /// are taken: each is mapped, given its send-queue slot and its work
+    /// request before any is posted, so that running short of either
+    /// (`ENOBUFS`: slots still held by an interrupted benchmark or a
+    /// timed-out operation; `ENOMEM`) fails the call with nothing on the
+    /// wire and every credit and grant back. A FIRST without its LAST
+    /// would make a peer close the connection at the next message. Once
+    /// all are ready only the provider can refuse a post, which it does
+    /// for a QP in the error state: a connection that is going anyway.
+    fn send_fragments(self: &Arc<Self>, staged: KVec<KVec<u8>>, len: usize) -> Result {
+        let frags = staged.len();
+        let ep = self.ep.lock();
+        let mut granted = 0;
+        let ready = ep.qp().ok_or_else(|| self.no_qp()).and_then(|qp| {
+            let dev = qp.pd().device().clone();
+            let mut ready = KVec::with_capacity(frags, GFP_KERNEL)?;
+            for (i, mut data) in staged.into_iter().enumerate() {
+                let (grant, low) = {
+                    let mut st = self.st.lock();
+                    let grant = core::mem::take(&mut st.msg.pending_grant);
+                    (grant, st.msg.credits < 2)
+                };
+                granted += grant;
+                let chunk = (len - i * FRAG).min(FRAG);
+                let hdr = WireHdr::fragment(len as u32, i as u32, grant, low);
+                data.get_mut(..HDR)
+                    .ok_or(EINVAL)?
+                    .copy_from_slice(&hdr.encode());
+                let buf = DeviceBuf::map(&dev, data, Direction::ToDevice)?;
+                let p = qp
+                    .prepare_send(self, Work::Send(buf, HDR + chunk), SendOp::Send)
+                    .map_err(|(e, _)| e)?;
+                ready.push(p, GFP_KERNEL)?;
+            }
+            Ok((qp, ready))
+        });
+        let (qp, ready) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let mut st = self.st.lock();
+                st.msg.credits += frags as u32;
+                st.msg.pending_grant += granted;
+                return Err(e);
+            }
+        };
+        {
+            let mut st = self.st.lock();
+            st.msg.sends_inflight += frags as u32;
+            if granted > 0 {
+                st.msg.peer_low = false;
+            }
+        }
+        for (i, p) in ready.into_iter().enumerate() {
+            if let Err((e, _)) = qp.post_prepared(p) {
+                // Those not posted will not complete; the rest of `ready`
+                // is dropped unposted, slots and buffers freed.
+                let mut st = self.st.lock();
+                st.msg.sends_inflight -= (frags - i) as u32;
+                st.msg.credits += (frags - i) as u32;
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Waits until every SEND posted has completed, and succeeds if each
@@ -329,22 +407,18 @@ impl Conn {
         }
     }
 
-    /// The fragments of a message, headers left blank, data copied in.
-    pub(super) fn stage_message(
-        &self,
-        x: &abi::Xfer,
-        len: usize,
-        frags: usize,
-    ) -> Result<KVec<CpuBuf>> {
-        let dev = self.op_device()?;
+    /// The fragments of a message in kernel memory, headers left blank,
+    /// data copied in; mapped only once they are full
+    /// ([`Self::send_fragments`]).
+    pub(super) fn stage_message(x: &abi::Xfer, len: usize, frags: usize) -> Result<KVec<KVec<u8>>> {
         let mut reader = UserSlice::new(x.buf as usize, len).reader();
         let mut bufs = KVec::with_capacity(frags, GFP_KERNEL)?;
         for i in 0..frags {
             let chunk = (len - i * FRAG).min(FRAG);
-            let buf = DeviceBuf::alloc(&dev, HDR + chunk.max(1), Direction::ToDevice)?;
-            let mut cpu = buf.into_cpu();
-            reader.read_slice(cpu.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
-            bufs.push(cpu, GFP_KERNEL)?;
+            let mut data = KVec::with_capacity(HDR + chunk.max(1), GFP_KERNEL)?;
+            data.extend_with(HDR + chunk.max(1), 0, GFP_KERNEL)?;
+            reader.read_slice(data.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
+            bufs.push(data, GFP_KERNEL)?;
         }
         Ok(bufs)
     }
@@ -355,11 +429,13 @@ impl Conn {
         if len > RECV_BUF {
             return Err(errno::EMSGSIZE());
         }
-        let dev = self.op_device()?;
-        let mut cpu = DeviceBuf::alloc(&dev, len.max(1), Direction::ToDevice)?.into_cpu();
+        // Copied into kernel memory first, mapped after (see `send`).
+        let mut data = KVec::with_capacity(len.max(1), GFP_KERNEL)?;
+        data.extend_with(len.max(1), 0, GFP_KERNEL)?;
         UserSlice::new(x.buf as usize, len)
             .reader()
-            .read_slice(cpu.get_mut(..len).ok_or(EINVAL)?)?;
+            .read_slice(data.get_mut(..len).ok_or(EINVAL)?)?;
+        let buf = DeviceBuf::map(&self.op_device()?, data, Direction::ToDevice)?;
         {
             let mut st = self.st.lock();
             st.msg.sends_inflight += 1;
@@ -369,7 +445,7 @@ impl Conn {
             let ep = self.ep.lock();
             match ep.qp() {
                 Some(qp) => qp
-                    .post_send(self, Work::Send(cpu.into_device(), len), SendOp::Send)
+                    .post_send(self, Work::Send(buf, len), SendOp::Send)
                     .map_err(|(e, _)| e),
                 None => Err(self.no_qp()),
             }
@@ -379,45 +455,6 @@ impl Conn {
             return Err(e);
         }
         self.wait_sent(timeout)
-    }
-
-    pub(super) fn send_fragment(
-        self: &Arc<Self>,
-        mut cpu: CpuBuf,
-        i: usize,
-        chunk: usize,
-        len: usize,
-    ) -> Result {
-        let (grant, low) = {
-            let mut st = self.st.lock();
-            st.msg.peer_low = false;
-            st.msg.sends_inflight += 1;
-            (
-                core::mem::take(&mut st.msg.pending_grant),
-                st.msg.credits < 2,
-            )
-        };
-        let hdr = WireHdr::fragment(len as u32, i as u32, grant, low);
-        cpu.get_mut(..HDR)
-            .ok_or(EINVAL)?
-            .copy_from_slice(&hdr.encode());
-        let ep = self.ep.lock();
-        let r = match ep.qp() {
-            Some(qp) => qp
-                .post_send(
-                    self,
-                    Work::Send(cpu.into_device(), HDR + chunk),
-                    SendOp::Send,
-                )
-                .map_err(|(e, _)| e),
-            None => Err(self.no_qp()),
-        };
-        if r.is_err() {
-            let mut st = self.st.lock();
-            st.msg.sends_inflight -= 1;
-            st.msg.pending_grant += grant;
-        }
-        r
     }
 
     /// `IOCTL_RECV`: the next message, into user memory. Returns its length.
@@ -462,25 +499,55 @@ impl Conn {
             return Err(errno::EMSGSIZE());
         }
         let frags = msg_len.div_ceil(FRAG).max(1);
+        // Each fragment's payload goes through kernel memory: the receive
+        // buffer is given back (and its device let go) before the copy to
+        // user memory, which may wait on a page for as long as its owner
+        // likes (userfaultfd). Allocated before anything is taken, so
+        // running out of memory leaves the message queued.
+        let mut bounce = KVec::with_capacity(msg_len.clamp(1, FRAG), GFP_KERNEL)?;
+        bounce.extend_with(msg_len.clamp(1, FRAG), 0u8, GFP_KERNEL)?;
         let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
         let mut result = Ok(());
+        let mut taken = 0;
         for _ in 0..frags {
             let f = self.st.lock().msg.rx.pop();
             let Some(f) = f else { break };
-            if result.is_ok() {
-                result = match f.buf.get(HDR..f.len.max(HDR)) {
-                    Some(payload) => writer.write_slice(payload),
-                    None => Err(errno::EPROTO()),
-                };
-            }
+            taken += 1;
+            // Once a copy failed, the rest of the message is only dropped.
+            let n = if result.is_ok() {
+                Self::payload_into(&f, HDR, &mut bounce)
+            } else {
+                Ok(0)
+            };
             // The buffer goes back to the device and is reposted.
-            let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+            self.st.lock().keep_for_repost(f.buf.into_device());
+            result = result.and_then(|()| {
+                let n = n?;
+                writer.write_slice(bounce.get(..n).ok_or(EINVAL)?)
+            });
+        }
+        if result.is_ok() && taken < frags {
+            // The queue was emptied under us: the connection was torn down
+            // (the device went) while a fragment was being copied out.
+            result = Err(Self::closed_error(&self.st.lock()));
         }
         // The message is the caller's now: reposting and returning credits
         // is best effort here, and a connection that broke meanwhile (the
         // peer closing after its last message) fails the next call instead.
         let _ = self.pump();
         result.map(|()| msg_len as u64)
+    }
+
+    /// Copies the data of fragment `f` from byte `from` into `bounce`;
+    /// returns how many bytes. `EPROTO` for a payload that does not fit,
+    /// which the wire checks rule out.
+    fn payload_into(f: &Fragment, from: usize, bounce: &mut [u8]) -> Result<usize> {
+        let payload = f.buf.get(from..f.len.max(from)).ok_or(errno::EPROTO())?;
+        bounce
+            .get_mut(..payload.len())
+            .ok_or(errno::EPROTO())?
+            .copy_from_slice(payload);
+        Ok(payload.len())
     }
 
     /// A raw RECV: the next received buffer as it came.
@@ -495,14 +562,19 @@ impl Conn {
         if len as u64 > x.len {
             return Err(errno::EMSGSIZE());
         }
-        let f = self.st.lock().msg.rx.pop().ok_or(EIO)?;
-        let r = match f.buf.get(..len) {
-            Some(data) => UserSlice::new(x.buf as usize, len)
+        // Through kernel memory, as in `recv`.
+        let mut bounce = KVec::with_capacity(len.max(1), GFP_KERNEL)?;
+        bounce.extend_with(len.max(1), 0u8, GFP_KERNEL)?;
+        let f = self.st.lock().msg.rx.pop();
+        // Emptied under us: torn down.
+        let f = f.ok_or_else(|| Self::closed_error(&self.st.lock()))?;
+        let n = Self::payload_into(&f, 0, &mut bounce);
+        self.st.lock().keep_for_repost(f.buf.into_device());
+        let r = n.and_then(|n| {
+            UserSlice::new(x.buf as usize, n)
                 .writer()
-                .write_slice(data),
-            None => Err(EIO),
-        };
-        let _ = self.st.lock().msg.repost.push(f.buf.into_device());
+                .write_slice(bounce.get(..n).ok_or(EINVAL)?)
+        });
         // As in `recv`: the buffer is the caller's, whatever the repost does.
         let _ = self.pump();
         r.map(|()| len as u64)
@@ -580,7 +652,7 @@ impl Conn {
         };
         msg.peer_low = hdr.flags & abi::WIRE_LOW != 0;
         if hdr.flags & abi::WIRE_CREDIT != 0 {
-            let _ = msg.repost.push(cpu.into_device());
+            st.keep_for_repost(cpu.into_device());
             return;
         }
         let frag = Fragment {

@@ -179,46 +179,62 @@ impl Conn {
         }
         let _turn = self.take_turns(TURN_OP, deadline(op_timeout(r.timeout_ms)))?;
         self.require_initiator(!write)?;
-        let dev = self.op_device()?;
-        if !write && dev.attrs().max_sge_rd == 0 {
+        // The device is let go before any user copy: a copy that waits on
+        // a page (userfaultfd) must not hold up the device's removal. Data
+        // moves through kernel memory, mapped after it is filled (WRITE)
+        // and unmapped before it is copied out (READ).
+        let (iwarp, max_sge_rd) = {
+            let dev = self.op_device()?;
+            (dev.is_iwarp(), dev.attrs().max_sge_rd)
+        };
+        if !write && max_sge_rd == 0 {
             // Each READ lands in one contiguous buffer: one entry.
             return Err(errno::EOPNOTSUPP());
         }
-        if !write && dev.is_iwarp() {
+        if !write && iwarp {
             return self.read_iwarp(r);
         }
         let len = r.len as usize;
+        let mut chunks = KVec::with_capacity(len.div_ceil(OP_CHUNK), GFP_KERNEL)?;
         let mut reader = UserSlice::new(r.buf as usize, len).reader();
-        let mut steps = KVec::new();
         let mut off = 0;
         while off < len {
-            let chunk = (len - off).min(OP_CHUNK);
-            let remote_addr = r.remote_addr.wrapping_add(off as u64);
+            let n = (len - off).min(OP_CHUNK);
+            let mut data = KVec::with_capacity(n, GFP_KERNEL)?;
+            data.extend_with(n, 0u8, GFP_KERNEL)?;
+            if write {
+                reader.read_slice(&mut data)?;
+            }
+            chunks.push(data, GFP_KERNEL)?;
+            off += n;
+        }
+        let dev = self.op_device()?;
+        let mut steps = KVec::with_capacity(chunks.len(), GFP_KERNEL)?;
+        for (i, data) in chunks.into_iter().enumerate() {
+            let (n, remote_addr) = (
+                data.len(),
+                r.remote_addr.wrapping_add((i * OP_CHUNK) as u64),
+            );
+            let rkey = r.rkey;
             let step = if write {
-                let mut cpu = DeviceBuf::alloc(&dev, chunk, Direction::ToDevice)?.into_cpu();
-                reader.read_slice(&mut cpu)?;
-                let op = SendOp::Write {
-                    remote_addr,
-                    rkey: r.rkey,
-                };
-                Step::Send(op, Some(cpu.into_device()), chunk)
+                let buf = DeviceBuf::map(&dev, data, Direction::ToDevice)?;
+                Step::Send(SendOp::Write { remote_addr, rkey }, Some(buf), n)
             } else {
-                let buf = DeviceBuf::alloc(&dev, chunk, Direction::FromDevice)?;
-                let op = SendOp::Read {
-                    remote_addr,
-                    rkey: r.rkey,
-                };
-                Step::Send(op, Some(buf), chunk)
+                let buf = DeviceBuf::map(&dev, data, Direction::FromDevice)?;
+                Step::Send(SendOp::Read { remote_addr, rkey }, Some(buf), n)
             };
             steps.push(step, GFP_KERNEL)?;
-            off += chunk;
         }
+        drop(dev);
         let bufs = self.run_op(r.timeout_ms, steps)?;
         if !write {
-            let mut writer = UserSlice::new(r.buf as usize, len).writer();
+            let mut data = KVec::with_capacity(bufs.len(), GFP_KERNEL)?;
             for b in bufs {
-                let cpu = b.ok_or(EIO)?.into_cpu();
-                writer.write_slice(&cpu)?;
+                data.push(b.ok_or(EIO)?.into_cpu().unmap(), GFP_KERNEL)?;
+            }
+            let mut writer = UserSlice::new(r.buf as usize, len).writer();
+            for d in data.iter() {
+                writer.write_slice(d)?;
             }
         }
         Ok(())
@@ -228,39 +244,47 @@ impl Conn {
     /// registered with remote write access (the peer's device writes the
     /// READ's response through its key), and the READ invalidates that key
     /// as it completes, so the memory is the CPU's again before it is
-    /// copied out. `TURN_OP` held, connected.
+    /// copied out: into kernel memory, and the sinks freed, before the copy
+    /// to user memory. `TURN_OP` held, connected.
     fn read_iwarp(self: &Arc<Self>, r: &abi::Rdma) -> Result {
-        let pd = self.op_pd()?;
         let len = r.len as usize;
-        let mut sinks = KVec::new();
-        let mut steps = KVec::new();
-        let mut off = 0;
-        while off < len {
-            let chunk = (len - off).min(OP_CHUNK);
-            let sink = Arc::new(Window::new(&pd, chunk, 0)?, GFP_KERNEL)?;
-            let remote_addr = r.remote_addr.wrapping_add(off as u64);
-            steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
-            steps.push(
-                Step::ReadInto(sink.clone(), remote_addr, r.rkey, chunk),
-                GFP_KERNEL,
-            )?;
-            sinks.push(sink, GFP_KERNEL)?;
-            off += chunk;
-        }
-        self.run_op(r.timeout_ms, steps)?;
+        // Up to `MAX_MSG_SIZE`: vmalloc'ed if need be. Allocated first, so
+        // that a READ is not done only to be dropped.
+        let mut data = KVVec::with_capacity(len, GFP_KERNEL)?;
+        data.extend_with(len, 0u8, GFP_KERNEL)?;
         {
-            let mut st = self.st.lock();
-            st.info.read_sinks = st.info.read_sinks.saturating_add(sinks.len() as u32);
+            let pd = self.op_pd()?;
+            let mut sinks = KVec::new();
+            let mut steps = KVec::new();
+            let mut off = 0;
+            while off < len {
+                let chunk = (len - off).min(OP_CHUNK);
+                let sink = Window::new(&pd, chunk, 0)?;
+                let remote_addr = r.remote_addr.wrapping_add(off as u64);
+                steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
+                steps.push(
+                    Step::ReadInto(sink.clone(), remote_addr, r.rkey, chunk),
+                    GFP_KERNEL,
+                )?;
+                sinks.push(sink, GFP_KERNEL)?;
+                off += chunk;
+            }
+            drop(pd);
+            self.run_op(r.timeout_ms, steps)?;
+            {
+                let mut st = self.st.lock();
+                st.info.read_sinks = st.info.read_sinks.saturating_add(sinks.len() as u32);
+            }
+            let mut off = 0;
+            for sink in sinks.iter() {
+                let part = data.get_mut(off..off + sink.len()).ok_or(EINVAL)?;
+                sink.read(0, part)?;
+                off += sink.len();
+            }
         }
-        let mut bounce = KVec::with_capacity(len.min(OP_CHUNK), GFP_KERNEL)?;
-        bounce.extend_with(len.min(OP_CHUNK), 0u8, GFP_KERNEL)?;
-        let mut writer = UserSlice::new(r.buf as usize, len).writer();
-        for sink in sinks.iter() {
-            let part = bounce.get_mut(..sink.len()).ok_or(EINVAL)?;
-            sink.read(0, part)?;
-            writer.write_slice(part)?;
-        }
-        Ok(())
+        UserSlice::new(r.buf as usize, len)
+            .writer()
+            .write_slice(&data)
     }
 
     /// `IOCTL_ATOMIC`: returns the remote value before the operation.
@@ -307,12 +331,15 @@ impl Conn {
     /// Step `idx` of one-sided operation `gen` completed: its buffer and
     /// time go in the step's slot. `st` held; the caller wakes waiters.
     pub(super) fn complete_op(st: &mut St, wc: &Wc, gen: u64, idx: usize, buf: Option<DeviceBuf>) {
+        let torn_down = st.torn_down;
         let op = &mut st.op;
         if gen != op.gen {
             // An interrupted earlier operation: its buffer just goes.
             return;
         }
-        if let Some(slot) = op.bufs.get_mut(idx) {
+        // Kept for the operation, unless the connection was torn down:
+        // nothing would free it then (see `St::torn_down`).
+        if let (Some(slot), false) = (op.bufs.get_mut(idx), torn_down) {
             *slot = buf;
         }
         if let Some(t) = op.stamps.get_mut(idx) {

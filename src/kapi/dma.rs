@@ -26,7 +26,10 @@
 
 use super::bindings;
 use super::ib::DeviceRef;
-use core::ops::{Deref, DerefMut};
+use core::{
+    mem::ManuallyDrop,
+    ops::{Deref, DerefMut},
+};
 use kernel::prelude::*;
 
 /// Which way data moves between memory and the device.
@@ -84,21 +87,19 @@ pub(crate) struct DeviceBuf(Mapping);
 /// A mapped buffer the CPU owns: it can be read and written, not posted.
 pub(crate) struct CpuBuf(Mapping);
 
-impl DeviceBuf {
-    /// Allocates `len` zeroed bytes and maps them for `dir` on `dev`.
-    pub(crate) fn alloc(dev: &DeviceRef, len: usize, dir: Direction) -> Result<Self> {
-        if len == 0 {
+impl Mapping {
+    /// Maps `buf` (kmalloc memory, as every `KVec` is) for `dir` on `dev`.
+    fn new(dev: &DeviceRef, mut buf: KVec<u8>, dir: Direction) -> Result<Self> {
+        if buf.is_empty() {
             return Err(EINVAL);
         }
-        let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
-        buf.extend_with(len, 0, GFP_KERNEL)?;
-        // SAFETY: `buf` is `len` bytes of kmalloc memory that lives as long as
-        // the mapping (both are in `Mapping`).
+        // SAFETY: `buf` is `buf.len()` bytes of kmalloc memory that lives as
+        // long as the mapping (both are in `Mapping`).
         let addr = unsafe {
             bindings::rkrust_ib_dma_map_single(
                 dev.as_raw(),
                 buf.as_mut_ptr().cast(),
-                len,
+                buf.len(),
                 dir.raw(),
             )
         };
@@ -107,12 +108,52 @@ impl DeviceBuf {
             return Err(ENOMEM);
         }
         // INVARIANT: mapped above; `KVec` memory comes from kmalloc.
-        Ok(Self(Mapping {
+        Ok(Self {
             dev: dev.clone(),
             buf,
             addr,
             dir,
-        }))
+        })
+    }
+
+    /// Unmaps the buffer and gives its memory back, without the device.
+    fn unmap(self) -> KVec<u8> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `addr` maps `buf` on `dev` (type invariant); `this` is not
+        // dropped, so this is the only unmap.
+        unsafe {
+            bindings::rkrust_ib_dma_unmap_single(
+                this.dev.as_raw(),
+                this.addr,
+                this.buf.len(),
+                this.dir.raw(),
+            )
+        };
+        // SAFETY: each field is read out once, and `this` is never used or
+        // dropped again (`ManuallyDrop`), so neither is dropped twice.
+        let (dev, buf) = unsafe { (core::ptr::read(&this.dev), core::ptr::read(&this.buf)) };
+        drop(dev);
+        buf
+    }
+}
+
+impl DeviceBuf {
+    /// Allocates `len` zeroed bytes and maps them for `dir` on `dev`.
+    pub(crate) fn alloc(dev: &DeviceRef, len: usize, dir: Direction) -> Result<Self> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
+        buf.extend_with(len, 0, GFP_KERNEL)?;
+        Self::map(dev, buf, dir)
+    }
+
+    /// Maps `buf`, which the CPU has filled, for `dir` on `dev`: mapping
+    /// hands it to the device. Data from user memory is copied into plain
+    /// kernel memory first and mapped after, so that no device is pinned
+    /// while a user copy waits on a page (userfaultfd, a slow file).
+    pub(crate) fn map(dev: &DeviceRef, buf: KVec<u8>, dir: Direction) -> Result<Self> {
+        Ok(Self(Mapping::new(dev, buf, dir)?))
     }
 
     /// Hands the buffer to the CPU (`ib_dma_sync_single_for_cpu`).
@@ -156,6 +197,12 @@ impl CpuBuf {
         };
         DeviceBuf(self.0)
     }
+
+    /// Unmaps the buffer and returns its memory: the CPU's for good, and
+    /// holding no reference on the device, so it may wait on a user copy.
+    pub(crate) fn unmap(self) -> KVec<u8> {
+        self.0.unmap()
+    }
 }
 
 impl Deref for CpuBuf {
@@ -180,7 +227,8 @@ impl DerefMut for CpuBuf {
 /// The mapping is `Bidirectional`. No Rust reference to the bytes of
 /// `0.buf` exists after [`SharedBuf::alloc`]: they are read and written
 /// only through raw pointers, in [`SharedBuf::read`] and
-/// [`SharedBuf::write`].
+/// [`SharedBuf::write`], which take `&mut self`: one copy and its sync at a
+/// time (a window keeps its `SharedBuf` in a mutex).
 pub(crate) struct SharedBuf(Mapping);
 
 impl SharedBuf {
@@ -219,7 +267,7 @@ impl SharedBuf {
     /// of exactly that range, then a copy. Nothing is synced back: the CPU
     /// wrote nothing, and a sync for the device would copy its view of the
     /// range over writes the peer made since (swiotlb).
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+    pub(crate) fn read(&mut self, off: usize, dst: &mut [u8]) -> Result {
         let addr = self.range(off, dst.len())?;
         let m = &self.0;
         // SAFETY: `addr..addr + dst.len()` is within the mapping (`range`).
@@ -232,9 +280,10 @@ impl SharedBuf {
             )
         };
         // SAFETY: the source range is within the buffer (`range`) and is
-        // only ever accessed through raw pointers (type invariant); `dst` is
-        // a distinct kernel buffer. The peer may write the range meanwhile:
-        // the copy then sees some mix, as any reader of shared memory would.
+        // only ever accessed through raw pointers (type invariant), by one
+        // CPU copy at a time (`&mut self`); `dst` is a distinct kernel
+        // buffer. The peer's device may write the range meanwhile: the copy
+        // then sees some mix, as any reader of shared memory would.
         unsafe {
             core::ptr::copy_nonoverlapping(m.buf.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
         };
@@ -244,7 +293,7 @@ impl SharedBuf {
     /// Copies `src` to the bytes at `off`, then
     /// `ib_dma_sync_single_for_device()` of exactly that range, so the
     /// device sees them and no byte outside it is touched.
-    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+    pub(crate) fn write(&mut self, off: usize, src: &[u8]) -> Result {
         let addr = self.range(off, src.len())?;
         let m = &self.0;
         // SAFETY: as in `read`, the other way; writing through a pointer

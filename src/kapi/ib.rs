@@ -116,6 +116,14 @@ pub(crate) struct DeviceAttrs {
     pub(crate) atomic_cap: u32,
     /// Scatter/gather entries one RDMA READ may land in.
     pub(crate) max_sge_rd: u32,
+    /// Pages one fast registration maps (`max_fast_reg_page_list_len`):
+    /// 256 on siw, 512 on rxe.
+    pub(crate) max_fast_reg_page_list_len: u32,
+    /// The page sizes a region may use, one bit each (`page_size_cap`).
+    pub(crate) page_size_cap: u64,
+    /// The largest streaming DMA mapping (`dma_max_mapping_size()`): 256
+    /// KiB under swiotlb; unlimited on a device with virtual DMA.
+    pub(crate) max_mapping: usize,
 }
 
 impl DeviceAttrs {
@@ -200,6 +208,10 @@ impl Device {
             max_qp_init_rd_atom: a.max_qp_init_rd_atom.max(0) as u32,
             atomic_cap: a.atomic_cap,
             max_sge_rd: a.max_sge_rd.max(0) as u32,
+            max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
+            page_size_cap: a.page_size_cap,
+            // SAFETY: the device is valid (type invariant).
+            max_mapping: unsafe { bindings::rkrust_ib_dma_max_mapping_size(self.as_raw()) },
         }
     }
 

@@ -114,6 +114,46 @@ impl Drop for Slot {
     }
 }
 
+/// A send-queue request made ready to post ([`Qp::prepare_send`]): its
+/// queue slot is taken and its box allocated, so posting it
+/// ([`Qp::post_prepared`]) allocates nothing and fails only where the
+/// provider refuses the request (a QP in the error state). A caller that
+/// must post several requests or none, the fragments of one message, say,
+/// prepares them all first. Dropped unposted, it frees its slot and its
+/// context.
+///
+/// # Invariants
+///
+/// `work` is a live box from `Qp::box_work`, not posted, owned by this
+/// object alone.
+pub(crate) struct PreparedSend<H: CompletionHandler> {
+    work: NonNull<Work<H>>,
+    op: SendOp,
+}
+
+// SAFETY: it owns the box, whose contents are `Send` (`CompletionHandler`
+// is `Send + Sync`, its context `Send`).
+unsafe impl<H: CompletionHandler> Send for PreparedSend<H> {}
+
+impl<H: CompletionHandler> PreparedSend<H> {
+    /// Gives the context back, unposted; the slot is freed.
+    pub(crate) fn into_ctx(self) -> H::Ctx {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: a live, unposted box that `this` owns (type invariant);
+        // `this` is not dropped, so the box is taken back once.
+        let work = unsafe { KBox::from_raw(this.work.as_ptr()) };
+        KBox::into_inner(work).ctx
+    }
+}
+
+impl<H: CompletionHandler> Drop for PreparedSend<H> {
+    fn drop(&mut self) {
+        // SAFETY: a live, unposted box that `self` owns (type invariant),
+        // taken back once, here.
+        drop(unsafe { KBox::from_raw(self.work.as_ptr()) });
+    }
+}
+
 /// `ib_cqe::done` of every work request posted through this module.
 ///
 /// # Safety
@@ -267,13 +307,11 @@ impl Qp {
         attr.cap.max_recv_sge = 1;
         attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
         attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
-        // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
-        to_result(unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) })?;
-        // SAFETY: on success rdma_cm stored the new QP in `id->qp`.
-        let qp = unsafe { (*id.as_ptr()).qp };
         // The provider may have rounded the queues up (`attr.cap` says by
         // how much), but the CQ holds only what was asked for: posts are
-        // counted against that, so the CQ cannot overflow.
+        // counted against that, so the CQ cannot overflow. Allocated before
+        // the QP: once the QP exists nothing may fail before `Self` owns it
+        // (the CQ and PD would be freed under it, and it never destroyed).
         let slots = Arc::new(
             Slots {
                 send: AtomicU32::new(caps.send_wr),
@@ -281,8 +319,19 @@ impl Qp {
             },
             GFP_KERNEL,
         )?;
+        // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
+        to_result(unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) })?;
+        // SAFETY: on success rdma_cm stored the new QP in `id->qp`.
+        let Some(qp) = NonNull::new(unsafe { (*id.as_ptr()).qp }) else {
+            // Not a QP rdma_cm would return; if it ever did, the id's QP
+            // is destroyed before the CQ and PD drop.
+            // SAFETY: `id` is valid and `rdma_create_qp()` succeeded on it.
+            unsafe { bindings::rdma_destroy_qp(id.as_ptr()) };
+            return Err(EINVAL);
+        };
+        // INVARIANT: `qp` was created on `id` with `pd` and `cq`.
         Ok(Self {
-            qp: NonNull::new(qp).ok_or(EINVAL)?,
+            qp,
             id,
             slots,
             cq: ManuallyDrop::new(cq),
@@ -388,7 +437,41 @@ impl Qp {
         ctx: H::Ctx,
         op: SendOp,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
+        self.post_prepared(self.prepare_send(handler, ctx, op)?)
+    }
+
+    /// Makes a send-queue request ready to post: takes its slot and
+    /// allocates its box. On failure (`ENOBUFS`, `ENOMEM`) `ctx` is given
+    /// back.
+    pub(crate) fn prepare_send<H: CompletionHandler>(
+        &self,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        op: SendOp,
+    ) -> core::result::Result<PreparedSend<H>, (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, true)?;
+        // INVARIANT: a live box from `box_work`, not posted.
+        Ok(PreparedSend { work, op })
+    }
+
+    /// Posts a request [`Qp::prepare_send`] made ready on this QP (`EINVAL`
+    /// for another QP's). Allocates nothing: it fails only where the
+    /// provider refuses the request. On failure the context is given back.
+    pub(crate) fn post_prepared<H: CompletionHandler>(
+        &self,
+        p: PreparedSend<H>,
+    ) -> core::result::Result<(), (Error, H::Ctx)> {
+        // SAFETY: a live box owned by `p` (type invariant of `PreparedSend`).
+        let ours = match unsafe { &(*p.work.as_ptr()).slot } {
+            Slot::Send(s) => Arc::ptr_eq(s, &self.slots),
+            Slot::Recv(_) => false,
+        };
+        if !ours {
+            return Err((EINVAL, p.into_ctx()));
+        }
+        let p = ManuallyDrop::new(p);
+        let (work, op) = (p.work, p.op);
+        // From here `work` is posted or reclaimed below, once.
         let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
         // SAFETY: zero is valid for these plain C structures.
         let mut atomic: bindings::ib_atomic_wr = unsafe { core::mem::zeroed() };

@@ -8,9 +8,16 @@
 
 use super::bindings;
 use super::dma::SharedBuf;
+use super::errno;
+use super::ib::DeviceAttrs;
 use super::verbs::Pd;
 use core::ptr::NonNull;
-use kernel::{error::from_err_ptr, prelude::*, sync::Arc};
+use kernel::{
+    error::from_err_ptr,
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// Remote access rights of a memory region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,11 +87,11 @@ impl Mr {
         })
     }
 
-    /// Maps the first `len` bytes of `buf` at address `iova` (whose offset
-    /// within a page must equal `buf`'s, so a page-aligned buffer takes a
-    /// page-aligned `iova`), and moves the key to a fresh value, so no key
-    /// of an earlier registration stays valid.
-    fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64) -> Result {
+    /// Maps the first `len` bytes of `buf` at address `iova` in pages of
+    /// `page` bytes (`iova` aligned to `page`; the offset of `buf`'s DMA
+    /// address within a page carries over), and moves the key to a fresh
+    /// value, so no key of an earlier registration stays valid.
+    fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64, page: usize) -> Result {
         if len == 0 || len > buf.len() {
             return Err(EINVAL);
         }
@@ -95,11 +102,17 @@ impl Mr {
         unsafe { bindings::sg_init_one(&mut sg, buf.cpu_ptr().cast(), len as u32) };
         sg.dma_address = buf.dma_addr();
         sg.dma_length = len as u32;
-        let page = kernel::page::PAGE_SIZE as u32;
+        let page_u32 = u32::try_from(page).map_err(|_| EINVAL)?;
         // SAFETY: the MR is valid (type invariant) and `sg` describes a
         // mapped buffer; one entry.
         let n = unsafe {
-            bindings::ib_map_mr_sg(self.ptr.as_ptr(), &mut sg, 1, core::ptr::null_mut(), page)
+            bindings::ib_map_mr_sg(
+                self.ptr.as_ptr(),
+                &mut sg,
+                1,
+                core::ptr::null_mut(),
+                page_u32,
+            )
         };
         if n != 1 {
             return Err(if n < 0 { Error::from_errno(n) } else { EINVAL });
@@ -142,6 +155,72 @@ impl Drop for Mr {
     }
 }
 
+/// How a window of some length is registered on a device: the size of the
+/// region's pages, how many of them its page list holds, and how many bytes
+/// are allocated.
+///
+/// A fast registration maps at most `max_fast_reg_page_list_len` pages
+/// (256 on siw), in a page size the device supports (`page_size_cap`), of
+/// memory the DMA API can map in one piece (`dma_max_mapping_size()`: 256
+/// KiB under swiotlb). The page size is the smallest that fits; above the
+/// CPU's page size one more page is counted, as the buffer's DMA address
+/// need not be aligned to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    page: usize,
+    pages: u32,
+    bytes: usize,
+}
+
+impl Layout {
+    /// The layout of `len` bytes on a device with `attrs`; `EMSGSIZE` if
+    /// the device cannot register that much in one region.
+    pub(crate) fn of(attrs: &DeviceAttrs, len: usize) -> Result<Self> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        if len as u64 > attrs.max_mr_size {
+            return Err(errno::EMSGSIZE());
+        }
+        let cpu_page = kernel::page::PAGE_SIZE;
+        let mut page = cpu_page;
+        while page != 0 {
+            if attrs.page_size_cap & page as u64 != 0 {
+                let bytes = len.checked_next_multiple_of(page).ok_or(EINVAL)?;
+                if bytes > attrs.max_mapping {
+                    break;
+                }
+                let pages = bytes / page + usize::from(page > cpu_page);
+                if pages <= attrs.max_fast_reg_page_list_len as usize {
+                    return Ok(Self {
+                        page,
+                        pages: u32::try_from(pages).map_err(|_| EINVAL)?,
+                        bytes,
+                    });
+                }
+            }
+            page = page.checked_mul(2).unwrap_or(0);
+        }
+        Err(errno::EMSGSIZE())
+    }
+}
+
+/// The largest window, at most `cap` bytes, that a device with `attrs` can
+/// register in one region ([`Layout::of`]); 0 if none.
+pub(crate) fn max_window(attrs: &DeviceAttrs, cap: usize) -> usize {
+    // Whatever fits, anything shorter fits too: search for the boundary.
+    let (mut lo, mut hi) = (0, cap);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if Layout::of(attrs, mid).is_ok() {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
 /// Memory a remote peer may access, and the region that lets it: a window.
 ///
 /// The buffer is a [`SharedBuf`]: the device owns it for good, and the CPU
@@ -151,32 +230,58 @@ impl Drop for Mr {
 /// ([`Qp::post_reg_mr`], [`Qp::post_local_inv`]) that keep the whole window
 /// alive until they complete.
 ///
+/// The CPU's copies are serialized by the window's mutex, each with its
+/// sync: a copy and its `sync_for_cpu` (read) or `sync_for_device` (write)
+/// run as one. Two threads copying at once could otherwise interleave them:
+/// under swiotlb a reader's `sync_for_cpu` copies the bounce slot, still
+/// stale, over bytes a writer has just stored, and the writer's
+/// `sync_for_device` then pushes those stale bytes to the device, so the
+/// peer never sees the write; and two copies over the same bytes would be a
+/// data race. The mutex is held for a copy between kernel buffers only,
+/// never across a copy to or from user memory (callers bounce those).
+///
+/// A sync covers whole cache lines on a device that is not cache-coherent,
+/// so a CPU write whose range starts or ends inside a cache line also writes
+/// back the CPU's view of that line's other bytes: a peer's WRITE to those
+/// bytes at the same moment may be lost (`Documentation/dma.rst`).
+///
 /// # Invariants
 ///
-/// `mr` maps the first `len` bytes of `buf`. Fields drop in declaration
-/// order: the region is deregistered before the buffer is unmapped and
-/// freed, so no key ever names freed memory.
+/// `mr` maps the first `len` bytes of the buffer in `io`. Fields drop in
+/// declaration order: the region is deregistered before the buffer is
+/// unmapped and freed, so no key ever names freed memory.
+///
+/// [`Qp::post_reg_mr`]: super::verbs::Qp::post_reg_mr
+/// [`Qp::post_local_inv`]: super::verbs::Qp::post_local_inv
+#[pin_data]
 pub(crate) struct Window {
     mr: Mr,
-    buf: SharedBuf,
+    #[pin]
+    io: Mutex<SharedBuf>,
     len: usize,
 }
 
 impl Window {
     /// `len` zeroed bytes in whole pages on `pd`'s device, with a region
-    /// mapping them at address `iova` (page-aligned) under a fresh key; not
-    /// yet registered.
-    pub(crate) fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Self> {
-        let page = kernel::page::PAGE_SIZE;
-        let pages = len.div_ceil(page);
-        let bytes = pages.checked_mul(page).ok_or(EINVAL)?;
+    /// mapping them at address `iova` (aligned to 4 GiB or 0) under a fresh
+    /// key; not yet registered. `EMSGSIZE` if the device cannot register
+    /// `len` bytes ([`max_window`]).
+    pub(crate) fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Arc<Self>> {
+        let layout = Layout::of(&pd.device().attrs(), len)?;
         // Whole pages: kmalloc returns page-aligned memory for these sizes,
         // so the window's address is page-aligned too.
-        let buf = SharedBuf::alloc(pd.device(), bytes)?;
-        let mut mr = Mr::frwr(pd, u32::try_from(pages).map_err(|_| EINVAL)?)?;
-        mr.map(&buf, len, iova)?;
+        let buf = SharedBuf::alloc(pd.device(), layout.bytes)?;
+        let mut mr = Mr::frwr(pd, layout.pages)?;
+        mr.map(&buf, len, iova, layout.page)?;
         // INVARIANT: `mr` maps `buf[..len]` (just above).
-        Ok(Self { mr, buf, len })
+        Arc::pin_init(
+            pin_init!(Self {
+                mr,
+                io <- new_mutex!(buf),
+                len,
+            }),
+            GFP_KERNEL,
+        )
     }
 
     /// The remote key.
@@ -204,18 +309,18 @@ impl Window {
         self.len
     }
 
-    /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]);
-    /// `EINVAL` past the window.
+    /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]), under
+    /// the window's mutex; `EINVAL` past the window.
     pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         self.check(off, dst.len())?;
-        self.buf.read(off, dst)
+        self.io.lock().read(off, dst)
     }
 
-    /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]); `EINVAL`
-    /// past the window.
+    /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]), under the
+    /// window's mutex; `EINVAL` past the window.
     pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
         self.check(off, src.len())?;
-        self.buf.write(off, src)
+        self.io.lock().write(off, src)
     }
 
     fn check(&self, off: usize, len: usize) -> Result {

@@ -604,9 +604,7 @@ fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
         let mut bye = [0u8; 16];
         dev.recv(&mut bye, bye_wait(p)).context("the BYE")?;
     } else {
-        let (addr, rkey, id) = dev
-            .expose(u64::from(max.max(8)), rights(p.op))
-            .context("IOCTL_EXPOSE")?;
+        let (addr, rkey, id) = dev.expose_explained(u64::from(max.max(8)), rights(p.op))?;
         scenario::advertise(dev, addr, rkey, u64::from(max))?;
         if p.run == Loop::Pingpong {
             let w = receive_advert(dev, max)?;
@@ -652,9 +650,7 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
         (remote_addr, rkey) = (w.addr, w.rkey);
     }
     if p.run == Loop::Pingpong {
-        let (addr, key, id) = dev
-            .expose(u64::from(max.max(8)), abi::ACCESS_WRITE)
-            .context("IOCTL_EXPOSE")?;
+        let (addr, key, id) = dev.expose_explained(u64::from(max.max(8)), abi::ACCESS_WRITE)?;
         scenario::advertise(dev, addr, key, u64::from(max))?;
         window = id;
     }

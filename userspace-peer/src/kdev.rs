@@ -299,6 +299,41 @@ impl KrustDev {
         Ok((e.addr, e.rkey, e.id))
     }
 
+    /// `IOCTL_EXPOSE`, its error in context: an `EMSGSIZE` says how large
+    /// a window the connection's device takes (`DeviceInfo::max_window`).
+    pub fn expose_explained(&self, len: u64, access: u32) -> Result<(u64, u32, u32)> {
+        self.expose(len, access).map_err(|e| {
+            let limit = (e.raw_os_error() == Some(libc::EMSGSIZE))
+                .then(|| self.window_limit())
+                .flatten();
+            match limit {
+                Some((name, max)) => anyhow::Error::new(e).context(format!(
+                    "IOCTL_EXPOSE of {len} bytes: {name} registers windows of at most \
+                     {max} bytes (its fast-registration page list, page sizes and \
+                     largest DMA mapping; `rdma-krust devices`, MAX_WINDOW)"
+                )),
+                None => anyhow::Error::new(e).context("IOCTL_EXPOSE"),
+            }
+        })
+    }
+
+    /// The connection's device and the largest window it takes.
+    fn window_limit(&self) -> Option<(String, u64)> {
+        let info = self.conn_info().ok()?;
+        let conn = abi::DeviceInfo {
+            name: info.device,
+            ..Default::default()
+        };
+        let name = crate::table::name(&conn);
+        let max = self
+            .list_devices()
+            .ok()?
+            .into_iter()
+            .find(|d| crate::table::name(d) == name)?
+            .max_window;
+        Some((name, max))
+    }
+
     /// `IOCTL_REVOKE`.
     pub fn revoke(&self, id: u32) -> io::Result<()> {
         let r = abi::Revoke { id, reserved: 0 };

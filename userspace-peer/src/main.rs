@@ -14,6 +14,7 @@ mod cmdlines;
 mod ctl;
 mod errno;
 mod exit;
+mod faults;
 mod fuzz;
 mod hostile;
 mod kdev;
@@ -296,6 +297,14 @@ pub enum Cmd {
     /// Block in one of the module's waits until a signal (SIGUSR1, with
     /// --eintr-on-usr1) interrupts it; check EINTR and the file afterwards.
     Block(stress::BlockArgs),
+    /// A user copy of the module's that stalls on a userfaultfd page while
+    /// the device is removed (the test deletes it): the removal must not
+    /// wait for the copy.
+    Stall(faults::StallArgs),
+    /// Fail each allocation of a CONNECT, SEND or RECV in turn (fail-nth, a kernel
+    /// with CONFIG_FAULT_INJECTION): every call succeeds or fails with an
+    /// errno and leaves the connection whole.
+    FailSweep(faults::SweepArgs),
     /// Two threads receive on one file at once while the peer sends a
     /// two-fragment message and a small one; each must get a whole one.
     RecvRace(stress::RaceArgs),
@@ -750,6 +759,8 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Cycles(a) => stress::cycles(&cli.dev, &a),
         Cmd::Stress(a) => stress::stress(&cli.dev, &a),
         Cmd::Block(a) => stress::block(&cli.dev, &a, cli.eintr_on_usr1),
+        Cmd::Stall(a) => faults::stall(&cli.dev, &a),
+        Cmd::FailSweep(a) => faults::fail_sweep(&cli.dev, &a),
         Cmd::RecvRace(a) => stress::recv_race(&cli.dev, &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
         Cmd::Hostile(a) => hostile::run(&cli.dev, &a),

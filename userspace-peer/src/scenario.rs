@@ -63,7 +63,7 @@ pub trait WindowOwner {
 
 impl WindowOwner for KrustDev {
     fn expose(&self, len: u64, access: u32) -> Result<(u64, u32, u32)> {
-        KrustDev::expose(self, len, access).context("IOCTL_EXPOSE")
+        self.expose_explained(len, access)
     }
     fn window_read(&self, id: u32, buf: &mut [u8]) -> Result<()> {
         self.window_io(id, 0, buf, true)

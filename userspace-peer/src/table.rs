@@ -113,6 +113,7 @@ pub fn json(source: &str, devices: &[abi::DeviceInfo]) -> String {
                 "max_qp_init_rd_atom": d.max_qp_init_rd_atom,
                 "atomic_cap": atomic_cap(d.atomic_cap),
                 "max_mr_size": d.max_mr_size,
+                "max_window": d.max_window,
             })
         })
         .collect();
@@ -128,14 +129,15 @@ pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
     let _ = writeln!(out, "{} device(s) from {source}", devices.len());
     let _ = writeln!(
         out,
-        "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>18}",
+        "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>18} {:>10}",
         "DEVICE",
         "NODE GUID",
         "PORTS (state/mtu/link)",
         "RD_ATOM",
         "INIT_RD_ATOM",
         "ATOMIC",
-        "MAX_MR_SIZE"
+        "MAX_MR_SIZE",
+        "MAX_WINDOW"
     );
     for d in sorted {
         let n = (d.num_ports as usize).min(abi::MAX_PORTS);
@@ -153,14 +155,21 @@ pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>#18x}",
+            "{:<10} {:<19} {:<22} {:>7} {:>12} {:>6} {:>#18x} {:>10}",
             name(d),
             guid(d.node_guid),
             ports.join(","),
             d.max_qp_rd_atom,
             d.max_qp_init_rd_atom,
             atomic_cap(d.atomic_cap),
-            d.max_mr_size
+            d.max_mr_size,
+            // Only the module knows it (libibverbs does not report the
+            // fast-registration page list).
+            if d.max_window == 0 {
+                "-".to_string()
+            } else {
+                d.max_window.to_string()
+            }
         );
     }
     out
@@ -217,6 +226,12 @@ mod tests {
         assert!(line.contains("1:ACTIVE/1024/Eth"), "{line}");
         assert!(line.contains(" 128 "), "{line}");
         assert!(line.contains(" HCA "), "{line}");
+        assert!(line.ends_with(" -"), "unknown max_window: {line}");
+        let mut d = dev("rxe0", 1);
+        d.max_window = 1 << 20;
+        let out = full("test", &[d]);
+        assert!(out.lines().nth(1).unwrap().ends_with(" MAX_WINDOW"));
+        assert!(out.lines().nth(2).unwrap().ends_with(" 1048576"));
         assert!(out.starts_with("1 device(s) from test\n"));
     }
 

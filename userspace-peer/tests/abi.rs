@@ -62,7 +62,7 @@ fn layouts_are_padding_free_and_64bit_clean() {
 
     assert_eq!(size_of::<abi::PortInfo>(), 16);
 
-    assert_eq!(size_of::<abi::DeviceInfo>(), 160);
+    assert_eq!(size_of::<abi::DeviceInfo>(), 168);
     assert_eq!(align_of::<abi::DeviceInfo>(), 8);
     assert_eq!(offset_of!(abi::DeviceInfo, node_guid), 64);
     assert_eq!(offset_of!(abi::DeviceInfo, max_mr_size), 72);
@@ -71,6 +71,7 @@ fn layouts_are_padding_free_and_64bit_clean() {
     assert_eq!(offset_of!(abi::DeviceInfo, atomic_cap), 88);
     assert_eq!(offset_of!(abi::DeviceInfo, num_ports), 92);
     assert_eq!(offset_of!(abi::DeviceInfo, ports), 96);
+    assert_eq!(offset_of!(abi::DeviceInfo, max_window), 160);
 
     assert_eq!(size_of::<abi::DeviceList>(), 24);
     assert_eq!(offset_of!(abi::DeviceList, devices), 0);

@@ -101,7 +101,7 @@ fn abi_structs() -> Vec<Struct> {
         PortInfo { port_num, state, active_mtu, link_layer }
         DeviceInfo {
             name, node_guid, max_mr_size, max_qp_rd_atom, max_qp_init_rd_atom,
-            atomic_cap, num_ports, ports,
+            atomic_cap, num_ports, ports, max_window,
         }
         DeviceList { devices, capacity, count, reserved }
         Addr { family, port, reserved, addr }

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 /* Version of this ABI; RDMA_KRUST_IOCTL_VERSION reports the module's. */
-#define RDMA_KRUST_ABI_VERSION		6
+#define RDMA_KRUST_ABI_VERSION		7
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -62,6 +62,10 @@ struct rdma_krust_device_info {
 	__u32 num_ports;		/* ports the device has */
 	/* the first min(num_ports, RDMA_KRUST_MAX_PORTS) ports */
 	struct rdma_krust_port_info ports[RDMA_KRUST_MAX_PORTS];
+	/* largest EXPOSE len the device can register in one region (its
+	 * max_fast_reg_page_list_len, page sizes, max_mr_size and largest
+	 * DMA mapping), at most RDMA_KRUST_MAX_WINDOW_SIZE */
+	__aligned_u64 max_window;
 };
 
 /*
