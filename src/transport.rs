@@ -56,9 +56,17 @@ pub const DEFAULT_ACK_TIMEOUT: u8 = 14;
 /// a dead peer is noticed by a wait's `timeout_ms` or a signal, unless the
 /// caller asks for fewer (`Documentation/transport.rst`).
 pub const DEFAULT_RETRY_COUNT: u8 = 7;
-/// Default RNR retries: 7, forever. The module's receivers repost at once
-/// and its credits keep a peer from sending into an empty queue, so an RNR
-/// NAK means a slow receiver, not a dead one.
+/// Default RNR retries of a raw connection (`CONN_RAW`): 7, forever. Its
+/// receives are the application's business, and rping and perftest, its
+/// peers, ask for 7 too: an RNR NAK there means a slow receiver.
 pub const DEFAULT_RNR_RETRY: u8 = 7;
+/// Default RNR retries of a message connection: 3. Its credits keep a
+/// sender from ever sending into an empty receive queue (a credit is a
+/// receive already posted), so the protocol never needs an RNR NAK: one
+/// means the sender broke the credit rules, and a finite count turns that
+/// into an error on its QP (`RNR_RETRY_EXC_ERR`) after a few RNR timers
+/// instead of an endless loop. The count is what this side asks of the
+/// peer's QP: each QP retries as many times as the other side asked.
+pub const DEFAULT_MSG_RNR_RETRY: u8 = 3;
 /// Default minimum RNR timer: code 12, 0.64 ms.
 pub const DEFAULT_MIN_RNR_TIMER: u8 = 12;

@@ -31,7 +31,7 @@ impl Conn {
     /// `IOCTL_CONNECT`: resolve, create the QP, post receives, connect.
     pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
         let dst = sockaddr(&req.dst)?;
-        let t = transport_of(&req.transport, false)?;
+        let t = transport_of(&req.transport, false, req.flags & abi::CONN_RAW != 0)?;
         self.begin(req.flags, abi::state::CONNECTING)?;
         let r = self.connect_steps(&dst, req, &t);
         if let Err(e) = r {
@@ -167,7 +167,7 @@ impl Conn {
             return Err(EINVAL);
         }
         let addr = sockaddr(&req.addr)?;
-        let t = transport_of(&req.transport, true)?;
+        let t = transport_of(&req.transport, true, req.flags & abi::CONN_RAW != 0)?;
         self.begin(req.flags, abi::state::LISTENING)?;
         {
             let mut st = self.st.lock();
@@ -451,7 +451,7 @@ impl Conn {
 /// bits, values out of range, an ACK timeout of 0 (no retransmission
 /// timer), and a retry count on the passive side (the connecting side's
 /// request decides it for both).
-fn transport_of(t: &abi::Transport, passive: bool) -> Result<abi::Transport> {
+fn transport_of(t: &abi::Transport, passive: bool, raw: bool) -> Result<abi::Transport> {
     if t.set & !abi::TRANSPORT_ALL != 0 || (passive && t.set & abi::TRANSPORT_RETRY_COUNT != 0) {
         return Err(EINVAL);
     }
@@ -471,7 +471,11 @@ fn transport_of(t: &abi::Transport, passive: bool) -> Result<abi::Transport> {
         rnr_retry: pick(
             abi::TRANSPORT_RNR_RETRY,
             t.rnr_retry,
-            abi::DEFAULT_RNR_RETRY,
+            if raw {
+                abi::DEFAULT_RNR_RETRY
+            } else {
+                abi::DEFAULT_MSG_RNR_RETRY
+            },
         ),
         min_rnr_timer: pick(
             abi::TRANSPORT_MIN_RNR_TIMER,

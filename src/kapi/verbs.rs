@@ -283,6 +283,28 @@ pub(crate) struct QpAttrs {
     pub(crate) min_rnr_timer: u8,
 }
 
+/// `ib_qp_init_attr::event_handler` of every QP: an asynchronous event of
+/// the QP. `COMM_EST` (a receive completed on a QP still in RTR: on
+/// InfiniBand the peer's data can overtake a lost RTU) goes to
+/// `rdma_notify()`, so that the CM moves the connection to established
+/// instead of waiting for the RTU it may never get. The others need
+/// nothing here: a fatal error flushes every posted request, whose
+/// completions close the connection.
+///
+/// # Safety
+///
+/// `ev` is a valid event; `ctx` is the `qp_context` given at creation: the
+/// cm id, which outlives the QP (its events stop at `rdma_destroy_qp()`).
+unsafe extern "C" fn qp_event(ev: *mut bindings::ib_event, ctx: *mut core::ffi::c_void) {
+    // SAFETY: `ev` is valid for the call (ib_core).
+    let event = unsafe { (*ev).event };
+    if event == bindings::ib_event_type_IB_EVENT_COMM_EST {
+        // SAFETY: `ctx` is the QP's live cm id (function's safety). Callable
+        // from any context: it only queues the CM's work.
+        let _ = unsafe { bindings::rdma_notify(ctx.cast(), event) };
+    }
+}
+
 impl Qp {
     /// Creates the QP on `id`.
     ///
@@ -296,7 +318,8 @@ impl Qp {
         cq: Cq,
         caps: QpCaps,
     ) -> Result<Self> {
-        // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks).
+        // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks
+        // until set below).
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
         attr.send_cq = cq.ptr.as_ptr();
         attr.recv_cq = cq.ptr.as_ptr();
@@ -307,6 +330,8 @@ impl Qp {
         attr.cap.max_recv_sge = 1;
         attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
         attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
+        attr.event_handler = Some(qp_event);
+        attr.qp_context = id.as_ptr().cast();
         // The provider may have rounded the queues up (`attr.cap` says by
         // how much), but the CQ holds only what was asked for: posts are
         // counted against that, so the CQ cannot overflow. Allocated before

@@ -243,6 +243,7 @@ fn abi_consts() -> Vec<Const> {
         DEFAULT_ACK_TIMEOUT,
         DEFAULT_RETRY_COUNT,
         DEFAULT_RNR_RETRY,
+        DEFAULT_MSG_RNR_RETRY,
         DEFAULT_MIN_RNR_TIMER,
         // wire.rs
         MAX_MSG_SIZE,

@@ -129,7 +129,10 @@ struct rdma_krust_transport {
 /* The module's defaults for what rdma_krust_transport.set leaves out. */
 #define RDMA_KRUST_DEFAULT_ACK_TIMEOUT		14	/* 67 ms */
 #define RDMA_KRUST_DEFAULT_RETRY_COUNT		7
-#define RDMA_KRUST_DEFAULT_RNR_RETRY		7	/* forever */
+#define RDMA_KRUST_DEFAULT_RNR_RETRY		7	/* forever, with CONN_RAW */
+#define RDMA_KRUST_DEFAULT_MSG_RNR_RETRY	3	/* without CONN_RAW: the
+							 * credits make RNR
+							 * needless */
 #define RDMA_KRUST_DEFAULT_MIN_RNR_TIMER	12	/* 0.64 ms */
 
 /*

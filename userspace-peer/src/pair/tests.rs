@@ -142,7 +142,8 @@ fn transport_settings_negotiated(c: &mut Ctx) -> Result<()> {
         "--ack-timeout 15 --retry-count 3 kernel-ping --sizes 4097",
     )?;
     let want_a = "ack_timeout=15 retry=3 rnr_retry=5 min_rnr_timer=12";
-    let want_b = "ack_timeout=16 retry=3 rnr_retry=7 min_rnr_timer=14";
+    // A asked nothing of B's RNR retries: a message connection's 3.
+    let want_b = "ack_timeout=16 retry=3 rnr_retry=3 min_rnr_timer=14";
     ensure!(a.contains(want_a), "A (connecting) wanted {want_a}: {a}");
     ensure!(b.contains(want_b), "B (listening) wanted {want_b}: {b}");
     ensure!(a.contains("1 message(s) echoed and verified"), "A: {a}");
