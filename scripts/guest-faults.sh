@@ -85,29 +85,34 @@ fault_injection_missing() {
 	echo "needs CONFIG_FAULT_INJECTION, FAILSLAB, FAIL_PAGE_ALLOC, FAULT_INJECTION_DEBUG_FS and FAULT_INJECTION_STACKTRACE_FILTER (the debug kernel, kernel/debug.config)"
 }
 
-# fi_setup PROBABILITY: every allocation with the module on the stack (in a
-# syscall of any task, a CM handler, a completion worker) fails with
-# PROBABILITY percent, sleeping ones too; each kind counts down from
+# fi_setup PROBABILITY INTERVAL: every allocation with the module on the
+# stack (in a syscall of any task, a CM handler, a completion worker) fails
+# with PROBABILITY percent of every INTERVAL-th, sleeping ones too; each kind counts down from
 # FI_TIMES, so that what is left tells how many were injected. fail-nth,
 # armed per call, ignores the probability and the filters. verbose 0: a
 # report's stack dump would read as a splat.
 FI_TIMES=1000000
 fi_setup() {
-	local k base size
-	read -r base size < <(awk '$1 == "rdma_krust" { print $6, $2 }' /proc/modules)
-	[ -n "$base" ] || fail "rdma_krust not in /proc/modules"
-	base=$((base))
+	local k base size m end
+	# (No process substitution: the guest has no /dev/fd.)
+	m=$(awk '$1 == "rdma_krust" { print $6, $2 }' /proc/modules)
+	[ -n "$m" ] || fail "rdma_krust not in /proc/modules"
+	base=${m% *} size=${m#* }
+	[ "$((base))" != 0 ] || fail "/proc/modules hides the module's address"
+	# In hex: as a signed decimal a kernel address is negative, which the
+	# attribute refuses.
+	end=$(printf '0x%x' $((base + size)))
 	for k in "${FI_KINDS[@]}"; do
 		echo 0 >$FI/$k/probability
 		echo N >$FI/$k/ignore-gfp-wait
 		echo N >$FI/$k/task-filter
 		echo 0 >$FI/$k/verbose
-		echo 1 >$FI/$k/interval
+		echo "$2" >$FI/$k/interval
 		echo 0 >$FI/$k/space
 		echo $FI_TIMES >$FI/$k/times
 		echo 32 >$FI/$k/stacktrace-depth
 		echo $base >$FI/$k/require-start
-		echo $((base + size)) >$FI/$k/require-end
+		echo $end >$FI/$k/require-end
 		echo "$1" >$FI/$k/probability
 	done
 	echo 0 >$FI/fail_page_alloc/min-order
@@ -150,6 +155,7 @@ test_alloc_failure_sweep() {
 	for k in "${FI_KINDS[@]}"; do
 		echo N >$FI/$k/ignore-gfp-wait
 		echo 0 >$FI/$k/probability
+		echo 0 >$FI/$k/verbose
 	done
 	echo 0 >$FI/fail_page_alloc/min-order
 	sweep connect
@@ -171,26 +177,47 @@ fi_run() {
 	*)
 		echo "$out" | tail -20 | sed 's/^/    /'
 		fail "$name: exit status $rc under fault injection"
+		return 1
 		;;
 	esac
 }
 
-# fi_pair NAME PORT LISTENER_ARGS -- CONNECTOR_ARGS: two tool processes,
-# the listener in the background, both bounded.
+# fi_pair NAME LISTENER_ARGS -- CONNECTOR_ARGS: two tool processes, the
+# listener in the background. The connector is bounded as by fi_run; the
+# listener, done or waiting for a connection that failed, gets 15 s more,
+# then SIGINT (an interrupted wait, a path of its own), then 15 s to end.
 fi_pair() {
-	local name=$1 port=$2 largs=() bg
-	shift 2
+	local name=$1 largs=() bg rc=0 lrc=0
+	shift
 	while [ "$1" != -- ]; do
 		largs+=("$1")
 		shift
 	done
 	shift
-	rm -f /tmp/fi.bg
-	(fi_run "$name (listener)" 90 "$TOOL" "${largs[@]}" >/tmp/fi.bg 2>&1) &
+	"$TOOL" "${largs[@]}" >/tmp/fi.bg 2>&1 &
 	bg=$!
-	sleep 0.5
-	fi_run "$name" 90 "$TOOL" "$@" || { wait $bg; return 1; }
-	wait $bg || { cat /tmp/fi.bg; return 1; }
+	sleep 0.3
+	fi_run "$name" 60 "$TOOL" "$@" || rc=1
+	if ! wait_for 15 eval "! kill -0 $bg"; then
+		kill -INT $bg
+		if ! wait_for 15 eval "! kill -0 $bg"; then
+			stacks_of $bg
+			kill -KILL $bg
+			fail "$name: the listener did not end 15 s after SIGINT"
+			return 1
+		fi
+	fi
+	wait $bg || lrc=$?
+	{ echo "== $name (listener) ($lrc)"; cat /tmp/fi.bg; } >>/tmp/fi.log
+	case $lrc in
+	0 | 1 | 130) ;;
+	*)
+		tail -20 /tmp/fi.bg | sed 's/^/    /'
+		fail "$name: the listener's exit status $lrc under fault injection"
+		return 1
+		;;
+	esac
+	return $rc
 }
 
 # The module's operations for FI_SECONDS (default 150) with every
@@ -209,18 +236,18 @@ test_fault_injection() {
 	has_atomics || atom=(--no-atomics)
 	sizes=1,64,4096,65535,65536,65537,1048576,2097152
 	: >/tmp/fi.log
-	fi_setup "${KRUST_FI_PROBABILITY:-2}"
+	fi_setup "${KRUST_FI_PROBABILITY:-2}" "${KRUST_FI_INTERVAL:-10}"
 	while [ $SECONDS -lt $end ]; do
 		round=$((round + 1))
 		port=$((7970 + round % 20 * 5))
-		fi_pair "echo" $port kernel-echo --listen "$IP:$port" --count 8 --timeout-ms 10000 \
+		fi_pair "echo" kernel-echo --listen "$IP:$port" --count 8 --timeout-ms 10000 \
 			-- kernel-ping --connect "$IP:$port" --sizes $sizes --timeout-ms 10000 || break
-		fi_pair "target rw" $((port + 1)) kernel-target --listen "$IP:$((port + 1))" --len 65536 --fill 3 \
+		fi_pair "target rw" kernel-target --listen "$IP:$((port + 1))" --len 65536 --fill 3 \
 			--timeout-ms 10000 -- kernel-initiator --connect "$IP:$((port + 1))" --scenario rw --seed 3 || break
-		fi_pair "target revoke" $((port + 2)) kernel-target --listen "$IP:$((port + 2))" --timeout-ms 10000 \
+		fi_pair "target revoke" kernel-target --listen "$IP:$((port + 2))" --timeout-ms 10000 \
 			-- kernel-initiator --connect "$IP:$((port + 2))" --scenario revoke || break
 		b=(${benches[round % 3]})
-		fi_pair "bench ${b[*]}" $((port + 3)) bench --timeout-ms 10000 --listen "$IP:$((port + 3))" --op ${b[0]} --mode ${b[1]} \
+		fi_pair "bench ${b[*]}" bench --timeout-ms 10000 --listen "$IP:$((port + 3))" --op ${b[0]} --mode ${b[1]} \
 			-s ${b[2]} -n 200 -- bench --timeout-ms 10000 --connect "$IP:$((port + 3))" --op ${b[0]} --mode ${b[1]} -s ${b[2]} -n 200 || break
 		fi_run "stress" 90 "$TOOL" --msg-timeout-ms 5000 stress --fds 2 --threads 3 --seconds 5 --port $((7900 + round % 10 * 4)) \
 			--max-msg 300000 "${atom[@]}" || break

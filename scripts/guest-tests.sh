@@ -83,6 +83,13 @@ ALL_TESTS=(
 	fault_injection
 )
 
+# Tests that make allocations fail on purpose: the kernel's reports of
+# those failures are not splats (see run_test).
+declare -A ALLOC_FAILURES_EXPECTED=(
+	[alloc_failure_sweep]=1
+	[fault_injection]=1
+)
+
 # Tests that need something of the kernel: the function that prints why it
 # cannot run here (and fails), shown in the test's SKIP line.
 declare -A REQUIRES=(
@@ -1767,6 +1774,14 @@ run_test() {
 	local log
 	log=$(dmesg -c)
 	{ echo "=== $name"; echo "$log"; } >>"$OUT/dmesg.txt"
+	# A test that makes allocations fail on purpose (its name in
+	# ALLOC_FAILURES_EXPECTED) gets the kernel's report of each failed page
+	# or vmalloc allocation (warn_alloc(): a stack and the memory state):
+	# counted, and left out of the scan, up to the end of its stack.
+	if [ -n "${ALLOC_FAILURES_EXPECTED[$name]:-}" ]; then
+		echo "  $(grep -cE 'page allocation failure:|vmalloc error:' <<<"$log") allocation failure report(s) (warn_alloc)"
+		log=$(awk '/page allocation failure:|vmalloc error:/ { skip = 1 } !skip { print } skip && /<\/TASK>/ { skip = 0 }' <<<"$log")
+	fi
 	splat=$(grep -E "$SPLAT_RE" <<<"$log" | head -5)
 	if [ -n "$splat" ]; then
 		echo "  kernel splat during $name:"

@@ -31,7 +31,9 @@
 # KRUST_FUZZ_SEED, KRUST_FUZZ_TRACE (ioctl_fuzz: 20, its --seed, --trace),
 # KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
 # KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie),
-# KRUST_READ_KILL_ROUNDS (read_stream_peer_killed, 40).
+# KRUST_READ_KILL_ROUNDS (read_stream_peer_killed, 40), KRUST_FI_SECONDS and
+# KRUST_FI_PROBABILITY, KRUST_FI_INTERVAL (fault_injection: 150 s, 2 percent
+# of every 10th allocation with the module on the stack).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -140,7 +142,7 @@ append=$GUEST_APPEND
 # that guest runs on one CPU. The main kernel keeps ACPI and both vCPUs.
 [ "${KRUST_FLAVOR:-main}" = debug ] && append+=" pci=noacpi"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS; do
+for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS KRUST_FI_SECONDS KRUST_FI_PROBABILITY KRUST_FI_INTERVAL; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 

@@ -422,6 +422,7 @@ pub fn errno_name(e: i32) -> String {
         libc::ECONNABORTED => "ECONNABORTED",
         libc::ECONNRESET => "ECONNRESET",
         libc::ENOBUFS => "ENOBUFS",
+        libc::ENFILE => "ENFILE",
         libc::EISCONN => "EISCONN",
         libc::ENOTCONN => "ENOTCONN",
         libc::ETIMEDOUT => "ETIMEDOUT",

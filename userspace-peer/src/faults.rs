@@ -317,18 +317,40 @@ pub struct SweepArgs {
     pub max: u32,
 }
 
-/// Arms `fail-nth` for this thread: its `n`-th fault-injection point fails.
-fn fail_nth(n: u32) -> Result<()> {
-    std::fs::write("/proc/thread-self/fail-nth", n.to_string())
-        .context("/proc/thread-self/fail-nth (a kernel with CONFIG_FAULT_INJECTION)")
-}
+/// This thread's `/proc/thread-self/fail-nth`, open: reading and writing
+/// an open file allocates nothing, so only the call under test meets the
+/// armed fault point (opening the file would be one).
+struct FailNth(std::fs::File);
 
-/// Disarms `fail-nth`; whether the failure was injected.
-fn fail_nth_fired() -> Result<bool> {
-    let left = std::fs::read_to_string("/proc/thread-self/fail-nth")?;
-    let fired = left.trim() == "0";
-    std::fs::write("/proc/thread-self/fail-nth", "0")?;
-    Ok(fired)
+impl FailNth {
+    fn open() -> Result<Self> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/proc/thread-self/fail-nth")
+            .context("/proc/thread-self/fail-nth (a kernel with CONFIG_FAULT_INJECTION)")?;
+        Ok(Self(f))
+    }
+
+    /// Arms it: this thread's `n`-th fault-injection point fails.
+    fn arm(&self, n: u32) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.0
+            .write_at(n.to_string().as_bytes(), 0)
+            .context("arming fail-nth")?;
+        Ok(())
+    }
+
+    /// Disarms it; whether the failure was injected (the count had run
+    /// down to 0).
+    fn disarm(&self) -> Result<bool> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 16];
+        let n = self.0.read_at(&mut buf, 0).context("reading fail-nth")?;
+        let fired = std::str::from_utf8(&buf[..n]).map(str::trim) == Ok("0");
+        self.0.write_at(b"0", 0).context("disarming fail-nth")?;
+        Ok(fired)
+    }
 }
 
 /// `rdma-krust fail-sweep`: two files of the module connected over `--ip`;
@@ -342,8 +364,12 @@ pub fn fail_sweep(path: &str, a: &SweepArgs) -> Result<()> {
     if a.op == SweepOp::Connect {
         return connect_sweep(path, a);
     }
+    let nth = FailNth::open()?;
     let (rx, tx) = kernel_pair(path, a.ip, a.port, 0)?;
-    let mut buf = vec![0u8; a.len];
+    // Touched now: a page first faulted in by the RECV would be an
+    // allocation of the call (and its failure an EFAULT, which consumes
+    // the message).
+    let mut buf = vec![0xa5u8; a.len];
     let mut errnos = std::collections::BTreeMap::<String, u32>::new();
     let mut injected = 0;
     for n in 1..=a.max {
@@ -351,17 +377,17 @@ pub fn fail_sweep(path: &str, a: &SweepArgs) -> Result<()> {
         pattern::fill(&mut msg, 12, u64::from(n));
         let r = match a.op {
             SweepOp::Send | SweepOp::Connect => {
-                fail_nth(n)?;
+                nth.arm(n)?;
                 let r = tx.send(&msg, 30_000);
-                let fired = fail_nth_fired()?;
+                let fired = nth.disarm()?;
                 (r.map(|_| a.len), fired)
             }
             SweepOp::Recv => {
                 tx.send(&msg, 30_000)
                     .with_context(|| format!("point {n}: the sender's IOCTL_SEND"))?;
-                fail_nth(n)?;
+                nth.arm(n)?;
                 let r = rx.recv(&mut buf, 30_000);
-                let fired = fail_nth_fired()?;
+                let fired = nth.disarm()?;
                 (r, fired)
             }
         };
@@ -438,15 +464,16 @@ fn connect_sweep(path: &str, a: &SweepArgs) -> Result<()> {
     let mut errnos = std::collections::BTreeMap::<String, u32>::new();
     let mut injected = 0;
     let mut msg = vec![0u8; 4096];
-    let mut buf = vec![0u8; 4096];
+    let mut buf = vec![0xa5u8; 4096];
+    let nth = FailNth::open()?;
     for n in 1..=a.max {
         let l = KrustDev::open(path)?;
         let c = KrustDev::open(path)?;
         l.listen(addr, 0, 0, 0)
             .with_context(|| format!("point {n}: listen"))?;
-        fail_nth(n)?;
+        nth.arm(n)?;
         let r = c.connect(addr, 0, 0, 10_000, 0);
-        let fired = fail_nth_fired()?;
+        let fired = nth.disarm()?;
         match r {
             Err(e) => {
                 ensure!(fired, "point {n}: nothing injected, and yet: {e:#}");
