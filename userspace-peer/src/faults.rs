@@ -106,22 +106,7 @@ struct Stalled {
 
 impl Stalled {
     fn new(len: usize, at: usize, fill: &[u8]) -> Result<Self> {
-        // SAFETY: a fresh private anonymous mapping; checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        ensure!(
-            base != libc::MAP_FAILED,
-            "mmap: {}",
-            io::Error::last_os_error()
-        );
+        let base = crate::errno::map_anon(len).context("mmap")?;
         let base = base.cast::<u8>();
         // Every page but the stalled one is present, with `fill`'s bytes.
         // SAFETY: `base` maps `len` writable bytes; `fill` is `len` long.
@@ -428,15 +413,7 @@ pub fn fail_sweep(path: &str, a: &SweepArgs) -> Result<()> {
             bail!("point {n}: the message differs at offset {off}");
         }
     }
-    let list: Vec<String> = errnos.iter().map(|(k, v)| format!("{k} x{v}")).collect();
-    println!(
-        "fail-sweep: {injected} injected failure(s); calls failed with: {}",
-        if list.is_empty() {
-            "none".to_string()
-        } else {
-            list.join(", ")
-        }
-    );
+    print_summary(injected, &errnos);
     let info = tx.conn_info()?;
     ensure!(
         info.state == abi::state::CONNECTED,
@@ -444,6 +421,18 @@ pub fn fail_sweep(path: &str, a: &SweepArgs) -> Result<()> {
         info.state
     );
     Ok(())
+}
+
+/// The sweep's last line: how many failures were injected, and the errnos
+/// the calls failed with.
+fn print_summary(injected: u32, errnos: &std::collections::BTreeMap<String, u32>) {
+    let list: Vec<String> = errnos.iter().map(|(k, v)| format!("{k} x{v}")).collect();
+    let list = if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    };
+    println!("fail-sweep: {injected} injected failure(s); calls failed with: {list}");
 }
 
 /// The raw errno of an error from `KrustDev`, if it carries one.
@@ -506,14 +495,6 @@ fn connect_sweep(path: &str, a: &SweepArgs) -> Result<()> {
         }
         injected += 1;
     }
-    let list: Vec<String> = errnos.iter().map(|(k, v)| format!("{k} x{v}")).collect();
-    println!(
-        "fail-sweep: {injected} injected failure(s); calls failed with: {}",
-        if list.is_empty() {
-            "none".to_string()
-        } else {
-            list.join(", ")
-        }
-    );
+    print_summary(injected, &errnos);
     Ok(())
 }
