@@ -415,8 +415,7 @@ impl Conn {
         let mut bufs = KVec::with_capacity(frags, GFP_KERNEL)?;
         for i in 0..frags {
             let chunk = (len - i * FRAG).min(FRAG);
-            let mut data = KVec::with_capacity(HDR + chunk.max(1), GFP_KERNEL)?;
-            data.extend_with(HDR + chunk.max(1), 0, GFP_KERNEL)?;
+            let mut data = KVec::from_elem(0u8, HDR + chunk.max(1), GFP_KERNEL)?;
             reader.read_slice(data.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
             bufs.push(data, GFP_KERNEL)?;
         }
@@ -430,8 +429,7 @@ impl Conn {
             return Err(errno::EMSGSIZE());
         }
         // Copied into kernel memory first, mapped after (see `send`).
-        let mut data = KVec::with_capacity(len.max(1), GFP_KERNEL)?;
-        data.extend_with(len.max(1), 0, GFP_KERNEL)?;
+        let mut data = KVec::from_elem(0u8, len.max(1), GFP_KERNEL)?;
         UserSlice::new(x.buf as usize, len)
             .reader()
             .read_slice(data.get_mut(..len).ok_or(EINVAL)?)?;
@@ -504,8 +502,7 @@ impl Conn {
         // user memory, which may wait on a page for as long as its owner
         // likes (userfaultfd). Allocated before anything is taken, so
         // running out of memory leaves the message queued.
-        let mut bounce = KVec::with_capacity(msg_len.clamp(1, FRAG), GFP_KERNEL)?;
-        bounce.extend_with(msg_len.clamp(1, FRAG), 0u8, GFP_KERNEL)?;
+        let mut bounce = KVec::from_elem(0u8, msg_len.clamp(1, FRAG), GFP_KERNEL)?;
         let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
         let mut result = Ok(());
         let mut taken = 0;
@@ -563,8 +560,7 @@ impl Conn {
             return Err(errno::EMSGSIZE());
         }
         // Through kernel memory, as in `recv`.
-        let mut bounce = KVec::with_capacity(len.max(1), GFP_KERNEL)?;
-        bounce.extend_with(len.max(1), 0u8, GFP_KERNEL)?;
+        let mut bounce = KVec::from_elem(0u8, len.max(1), GFP_KERNEL)?;
         let f = self.st.lock().msg.rx.pop();
         // Emptied under us: torn down.
         let f = f.ok_or_else(|| Self::closed_error(&self.st.lock()))?;

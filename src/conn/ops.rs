@@ -200,8 +200,7 @@ impl Conn {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(OP_CHUNK);
-            let mut data = KVec::with_capacity(n, GFP_KERNEL)?;
-            data.extend_with(n, 0u8, GFP_KERNEL)?;
+            let mut data = KVec::from_elem(0u8, n, GFP_KERNEL)?;
             if write {
                 reader.read_slice(&mut data)?;
             }
@@ -250,8 +249,7 @@ impl Conn {
         let len = r.len as usize;
         // Up to `MAX_MSG_SIZE`: vmalloc'ed if need be. Allocated first, so
         // that a READ is not done only to be dropped.
-        let mut data = KVVec::with_capacity(len, GFP_KERNEL)?;
-        data.extend_with(len, 0u8, GFP_KERNEL)?;
+        let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
         {
             let pd = self.op_pd()?;
             let mut sinks = KVec::new();

@@ -237,8 +237,7 @@ impl Conn {
         let len = usize::try_from(end).map_err(|_| EINVAL)?;
         let (_, serial) = self.window_serial(io.id, len, None)?;
         let (off, len) = (io.offset as usize, io.len as usize);
-        let mut bounce = KVec::with_capacity(len.min(WINDOW_IO_CHUNK), GFP_KERNEL)?;
-        bounce.extend_with(len.min(WINDOW_IO_CHUNK), 0u8, GFP_KERNEL)?;
+        let mut bounce = KVec::from_elem(0u8, len.min(WINDOW_IO_CHUNK), GFP_KERNEL)?;
         let (mut reader, mut writer) = UserSlice::new(io.buf as usize, len).reader_writer();
         let mut done = 0;
         while done < len {

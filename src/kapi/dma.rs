@@ -143,9 +143,7 @@ impl DeviceBuf {
         if len == 0 {
             return Err(EINVAL);
         }
-        let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
-        buf.extend_with(len, 0, GFP_KERNEL)?;
-        Self::map(dev, buf, dir)
+        Self::map(dev, KVec::from_elem(0u8, len, GFP_KERNEL)?, dir)
     }
 
     /// Maps `buf`, which the CPU has filled, for `dir` on `dev`: mapping
