@@ -21,3 +21,4 @@ pub(crate) mod pd;
 pub(crate) mod verbs;
 pub(crate) mod wc;
 pub(crate) mod window;
+pub(crate) mod work;

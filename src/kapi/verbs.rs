@@ -14,19 +14,18 @@
 //! variant that a softirq handler would need).
 //!
 //! Ownership of a work request: posting moves a context (`H::Ctx`, which owns
-//! the request's [`DeviceBuf`]) into a heap box whose `ib_cqe` is the request's
+//! the request's `DeviceBuf`) into a heap box whose `ib_cqe` is the request's
 //! `wr_cqe`. The completion gives the box back to [`CompletionHandler::complete`].
 //! The queue pair is drained before it is destroyed, so every posted context
 //! comes back exactly once, and no buffer can be freed while the device may
-//! still touch it.
+//! still touch it. The boxes, their trampoline and the queue slots are in
+//! [`super::work`].
 
 use super::bindings;
-use super::dma::DeviceBuf;
-use super::errno;
 use core::{
     mem::{ManuallyDrop, MaybeUninit},
     ptr::NonNull,
-    sync::atomic::{AtomicU32, Ordering},
+    sync::atomic::AtomicU32,
 };
 use kernel::{error::to_result, prelude::*, sync::Arc};
 
@@ -34,158 +33,8 @@ pub(crate) use super::pd::{Cq, Pd, Reaping};
 use super::wc::modify_qp_err;
 pub(crate) use super::wc::Wc;
 pub(crate) use super::window::{Access, Window};
-
-/// The context a posted work request carries: it owns the request's buffer.
-pub(crate) trait WorkCtx: Send {
-    /// The buffer of the request's single scatter/gather entry and how many
-    /// of its bytes to use; `None` for a request without data.
-    fn sge(&self) -> Option<(&DeviceBuf, usize)>;
-}
-
-/// Receives completions of the work requests posted with it.
-pub(crate) trait CompletionHandler: Send + Sync + 'static {
-    /// What travels with each work request.
-    type Ctx: WorkCtx;
-
-    /// A work request completed (successfully, with an error, or flushed).
-    /// Runs on ib_core's completion workqueue: may take mutexes, must not
-    /// block for long.
-    fn complete(&self, wc: &Wc, ctx: Self::Ctx);
-}
-
-/// One posted work request: its `ib_cqe` first, so `container_of` is a cast.
-///
-/// # Invariants
-///
-/// Between its post and its completion a `Work` is a leaked `KBox` that the
-/// device owns: its `cqe.done` is the completion trampoline of `H`, and the
-/// only pointer to it is the `wr_cqe` of the posted request, through which
-/// the trampoline (or the failed post) takes the box back, exactly once.
-/// `#[repr(C)]` with `cqe` first makes the `ib_cqe` pointer the box's.
-#[repr(C)]
-struct Work<H: CompletionHandler> {
-    cqe: bindings::ib_cqe,
-    handler: Arc<H>,
-    ctx: H::Ctx,
-    /// The window whose region the request names (registration,
-    /// invalidation), kept alive, memory and region, until it completes.
-    window: Option<Arc<Window>>,
-    /// The queue slot the request holds, given back when it completes.
-    slot: Slot,
-}
-
-/// The free slots of a QP's two queues.
-struct Slots {
-    send: AtomicU32,
-    recv: AtomicU32,
-}
-
-/// Which queue a posted request occupies, and its QP's [`Slots`].
-enum Slot {
-    Send(Arc<Slots>),
-    Recv(Arc<Slots>),
-}
-
-impl Slots {
-    /// Takes a slot of the send queue (`send`) or the receive queue;
-    /// `ENOBUFS` when it is full (requests of an operation that timed out,
-    /// say, still hold theirs).
-    fn take(self: &Arc<Self>, send: bool) -> Result<Slot> {
-        let counter = if send { &self.send } else { &self.recv };
-        counter
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .map_err(|_| errno::ENOBUFS())?;
-        Ok(if send {
-            Slot::Send(self.clone())
-        } else {
-            Slot::Recv(self.clone())
-        })
-    }
-}
-
-impl Drop for Slot {
-    /// The request completed, or was never posted: its slot is free again.
-    fn drop(&mut self) {
-        let counter = match self {
-            Slot::Send(s) => &s.send,
-            Slot::Recv(s) => &s.recv,
-        };
-        counter.fetch_add(1, Ordering::AcqRel);
-    }
-}
-
-/// A send-queue request made ready to post ([`Qp::prepare_send`]): its
-/// queue slot is taken and its box allocated, so posting it
-/// ([`Qp::post_prepared`]) allocates nothing and fails only where the
-/// provider refuses the request (a QP in the error state). A caller that
-/// must post several requests or none, the fragments of one message, say,
-/// prepares them all first. Dropped unposted, it frees its slot and its
-/// context.
-///
-/// # Invariants
-///
-/// `work` is a live box from `Qp::box_work`, not posted, owned by this
-/// object alone.
-pub(crate) struct PreparedSend<H: CompletionHandler> {
-    work: NonNull<Work<H>>,
-    op: SendOp,
-}
-
-// SAFETY: it owns the box, whose contents are `Send` (`CompletionHandler`
-// is `Send + Sync`, its context `Send`).
-unsafe impl<H: CompletionHandler> Send for PreparedSend<H> {}
-
-impl<H: CompletionHandler> PreparedSend<H> {
-    /// Gives the context back, unposted; the slot is freed.
-    pub(crate) fn into_ctx(self) -> H::Ctx {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: a live, unposted box that `this` owns (type invariant);
-        // `this` is not dropped, so the box is taken back once.
-        let work = unsafe { KBox::from_raw(this.work.as_ptr()) };
-        KBox::into_inner(work).ctx
-    }
-}
-
-impl<H: CompletionHandler> Drop for PreparedSend<H> {
-    fn drop(&mut self) {
-        // SAFETY: a live, unposted box that `self` owns (type invariant),
-        // taken back once, here.
-        drop(unsafe { KBox::from_raw(self.work.as_ptr()) });
-    }
-}
-
-/// `ib_cqe::done` of every work request posted through this module.
-///
-/// # Safety
-///
-/// Called by ib_core only, with a completion whose `wr_cqe` is the `cqe`
-/// field of a `Work<H>` leaked by [`Qp::post_send`] or [`Qp::post_recv`].
-unsafe extern "C" fn work_done<H: CompletionHandler>(
-    _cq: *mut bindings::ib_cq,
-    wc: *mut bindings::ib_wc,
-) {
-    // SAFETY: ib_core passes a valid completion.
-    let wc = unsafe { &*wc };
-    // SAFETY: the `wr_cqe` member is the one set when posting.
-    let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
-    // SAFETY: `cqe` is the first field of a `Work<H>` (repr(C)) that was
-    // leaked from a `KBox` when posted; each completes exactly once, so
-    // ownership comes back here once.
-    let work = unsafe { KBox::from_raw(cqe.cast::<Work<H>>()) };
-    let Work {
-        handler,
-        ctx,
-        window,
-        slot,
-        ..
-    } = KBox::into_inner(work);
-    drop(slot);
-    // SAFETY: ib_core is handing `wc` to this callback; the handler gets
-    // `&Wc` for the call only.
-    let wc = unsafe { Wc::new(wc) };
-    handler.complete(&wc, ctx);
-    drop(window);
-}
+use super::work::{work_done, Slot, Slots, Work};
+pub(crate) use super::work::{CompletionHandler, PreparedSend, WorkCtx};
 
 /// The operation of a send-queue work request.
 #[derive(Clone, Copy, Debug)]
