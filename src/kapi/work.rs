@@ -98,9 +98,9 @@ impl Drop for Slot {
     }
 }
 
-/// A send-queue request made ready to post ([`Qp::prepare_send`](super::verbs::Qp::prepare_send)): its
+/// A send-queue request made ready to post ([`Qp::prepare_send`]): its
 /// queue slot is taken and its box allocated, so posting it
-/// ([`Qp::post_prepared`](super::verbs::Qp::post_prepared)) allocates nothing and fails only where the
+/// ([`Qp::post_prepared`]) allocates nothing and fails only where the
 /// provider refuses the request (a QP in the error state). A caller that
 /// must post several requests or none, the fragments of one message, say,
 /// prepares them all first. Dropped unposted, it frees its slot and its
@@ -110,6 +110,9 @@ impl Drop for Slot {
 ///
 /// `work` is a live box from `Qp::box_work`, not posted, owned by this
 /// object alone.
+///
+/// [`Qp::prepare_send`]: super::verbs::Qp::prepare_send
+/// [`Qp::post_prepared`]: super::verbs::Qp::post_prepared
 pub(crate) struct PreparedSend<H: CompletionHandler> {
     pub(super) work: NonNull<Work<H>>,
     pub(super) op: SendOp,
