@@ -26,10 +26,7 @@
 
 use super::bindings;
 use super::ib::DeviceRef;
-use core::{
-    mem::ManuallyDrop,
-    ops::{Deref, DerefMut},
-};
+use core::ops::{Deref, DerefMut};
 use kernel::prelude::*;
 
 /// Which way data moves between memory and the device.
@@ -53,12 +50,13 @@ impl Direction {
     }
 }
 
-/// The mapping itself; unmapped on drop.
+/// The mapping itself; unmapped on drop, or by [`Mapping::unmap`].
 ///
 /// # Invariants
 ///
-/// `addr` is the mapping of `buf` (`buf.len()` bytes) on `dev` in `dir`;
-/// `buf` is kmalloc memory (linear map), never vmalloc.
+/// While `buf` is not empty, `addr` is the mapping of `buf` (`buf.len()`
+/// bytes) on `dev` in `dir`; `buf` is kmalloc memory (linear map), never
+/// vmalloc. Once unmapped, `buf` is empty.
 struct Mapping {
     dev: DeviceRef,
     buf: KVec<u8>,
@@ -68,16 +66,10 @@ struct Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: `addr` maps `buf` on `dev` (type invariant) and is unmapped
-        // once, here, before `buf` is freed.
-        unsafe {
-            bindings::rkrust_ib_dma_unmap_single(
-                self.dev.as_raw(),
-                self.addr,
-                self.buf.len(),
-                self.dir.raw(),
-            )
-        };
+        // Empty once `unmap` has unmapped it (type invariant).
+        if !self.buf.is_empty() {
+            self.unmap_dma();
+        }
     }
 }
 
@@ -117,23 +109,26 @@ impl Mapping {
     }
 
     /// Unmaps the buffer and gives its memory back, without the device.
-    fn unmap(self) -> KVec<u8> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: `addr` maps `buf` on `dev` (type invariant); `this` is not
-        // dropped, so this is the only unmap.
+    fn unmap(mut self) -> KVec<u8> {
+        self.unmap_dma();
+        // INVARIANT: unmapped, so emptied: `drop` does not unmap again.
+        core::mem::replace(&mut self.buf, KVec::new())
+    }
+
+    /// `ib_dma_unmap_single()` of the mapping; by `drop`, or by `unmap`,
+    /// which then empties `buf`.
+    fn unmap_dma(&self) {
+        // SAFETY: `buf` is not empty (both callers), so `addr` maps it on
+        // `dev` (type invariant); each caller unmaps once and leaves `buf`
+        // empty or freed after.
         unsafe {
             bindings::rkrust_ib_dma_unmap_single(
-                this.dev.as_raw(),
-                this.addr,
-                this.buf.len(),
-                this.dir.raw(),
+                self.dev.as_raw(),
+                self.addr,
+                self.buf.len(),
+                self.dir.raw(),
             )
         };
-        // SAFETY: each field is read out once, and `this` is never used or
-        // dropped again (`ManuallyDrop`), so neither is dropped twice.
-        let (dev, buf) = unsafe { (core::ptr::read(&this.dev), core::ptr::read(&this.buf)) };
-        drop(dev);
-        buf
     }
 }
 
