@@ -318,6 +318,9 @@ pub enum Cmd {
     /// Close a listening file while a connect to it is being handled, over
     /// and over (then delete the device: it must go).
     ListenCloseRace(race::ListenRaceArgs),
+    /// Open TCP connections to an iWARP listener and reset each before its
+    /// MPA request, as a port scan does: the listener must stay.
+    TcpReset(race::TcpResetArgs),
     /// The two-host suite, on guest A (`scripts/qemu-test.sh --pair`).
     Pair(pair::PairArgs),
     /// Guest B of a pair: run guest A's requests from a shared directory.
@@ -765,6 +768,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
         Cmd::Hostile(a) => hostile::run(&cli.dev, &a),
         Cmd::ListenCloseRace(a) => race::run(&cli.dev, &a),
+        Cmd::TcpReset(a) => race::tcp_reset(&a),
         Cmd::Pair(a) => pair::run(&a),
         Cmd::Agent { ctl } => pair::agent(&ctl),
         Cmd::ErrnoCheck => {

@@ -104,3 +104,66 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
     println!("slowest {}", slowest.1);
     Ok(())
 }
+
+/// The arguments of `rdma-krust tcp-reset`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct TcpResetArgs {
+    /// The iWARP listener's address.
+    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    pub ip: Ipv4Addr,
+    /// The iWARP listener's TCP port.
+    #[arg(long)]
+    pub port: u16,
+    /// Connections to open and reset.
+    #[arg(long, default_value_t = 200)]
+    pub count: u32,
+}
+
+/// `rdma-krust tcp-reset`: open TCP connections to an iWARP listener and
+/// reset each at once (`SO_LINGER` 0, then close), before any MPA request:
+/// what a port scan or a client that dies after its TCP handshake does.
+/// Prints how many connected and how many were refused; the listener must
+/// still take a real connection afterwards.
+pub fn tcp_reset(a: &TcpResetArgs) -> Result<()> {
+    let addr = std::net::SocketAddr::from((a.ip, a.port));
+    let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
+    for _ in 0..a.count {
+        let outcome = match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+            Ok(s) => {
+                reset_on_close(&s)?;
+                "reset".to_string()
+            }
+            Err(e) => e
+                .raw_os_error()
+                .map_or_else(|| e.to_string(), crate::errno::errno_name),
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+    }
+    let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("tcp-reset: {} connections: {}", a.count, list.join(", "));
+    Ok(())
+}
+
+/// Makes the close of `s` send a RST instead of a FIN.
+fn reset_on_close(s: &std::net::TcpStream) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `s` is an open socket for the call, and `linger` a valid
+    // `struct linger` whose size is passed with it.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()).context("SO_LINGER");
+    }
+    Ok(())
+}
