@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * bindgen input: everything of the kernel the abstraction layer (src/kapi)
- * calls. The generated file, bindings/bindings_generated.rs, is made at build
- * time against the headers and .config of the kernel the module is built
- * for, so struct layouts always match that kernel (a lockdep or KASAN build
- * changes them). What is generated is chosen in bindings/bindgen_parameters.
+ * calls that the kernel's own bindings do not have. The generated file,
+ * bindings/bindings_generated.rs, is made at build time against the headers
+ * and .config of the kernel the module is built for, so struct layouts
+ * always match that kernel (a lockdep or KASAN build changes them). What is generated is chosen in bindings/bindgen_parameters.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+
+#include "helpers.h"
+
+/*
+ * ib_core and rdma_cm, unless the kernel's own bindings have them
+ * (CONFIG_RUST_RDMA_ABSTRACTIONS: the rust-rdma series). The helpers are
+ * read from their definitions; Kbuild renames rust_helper_X to X, as the
+ * kernel's rust/Makefile does.
+ */
+#ifndef CONFIG_RUST_RDMA_ABSTRACTIONS
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>
-
-#include "helpers.h"
+#include "../kernel/rust/helpers/rdma.c"
+#endif
 
 /* Macros bindgen cannot see as constants. */
 const int RKRUST_MISC_DYNAMIC_MINOR = MISC_DYNAMIC_MINOR;

@@ -188,12 +188,13 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `init_net` is a valid namespace; the handler and context
         // stay valid for the id's lifetime (this object owns the context).
         let id = unsafe {
-            bindings::rkrust_rdma_create_id(
+            bindings::__rdma_create_kernel_id(
                 core::ptr::addr_of_mut!(bindings::init_net),
                 Some(handler_trampoline::<H>),
                 ctx.cast_mut().cast(),
                 bindings::rdma_ucm_port_space_RDMA_PS_TCP,
                 bindings::ib_qp_type_IB_QPT_RC,
+                super::OWNER.as_char_ptr(),
             )
         };
         match from_err_ptr(id).ok().and_then(NonNull::new) {

@@ -88,15 +88,10 @@ impl Mapping {
         // SAFETY: `buf` is `buf.len()` bytes of kmalloc memory that lives as
         // long as the mapping (both are in `Mapping`).
         let addr = unsafe {
-            bindings::rkrust_ib_dma_map_single(
-                dev.as_raw(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                dir.raw(),
-            )
+            bindings::ib_dma_map_single(dev.as_raw(), buf.as_mut_ptr().cast(), buf.len(), dir.raw())
         };
         // SAFETY: `addr` was just returned by the map call on this device.
-        if unsafe { bindings::rkrust_ib_dma_mapping_error(dev.as_raw(), addr) } != 0 {
+        if unsafe { bindings::ib_dma_mapping_error(dev.as_raw(), addr) } != 0 {
             return Err(ENOMEM);
         }
         // INVARIANT: mapped above; `KVec` memory comes from kmalloc.
@@ -122,7 +117,7 @@ impl Mapping {
         // `dev` (type invariant); each caller unmaps once and leaves `buf`
         // empty or freed after.
         unsafe {
-            bindings::rkrust_ib_dma_unmap_single(
+            bindings::ib_dma_unmap_single(
                 self.dev.as_raw(),
                 self.addr,
                 self.buf.len(),
@@ -154,12 +149,7 @@ impl DeviceBuf {
         let m = &self.0;
         // SAFETY: a valid mapping (invariant of `Mapping`).
         unsafe {
-            bindings::rkrust_ib_dma_sync_single_for_cpu(
-                m.dev.as_raw(),
-                m.addr,
-                m.buf.len(),
-                m.dir.raw(),
-            )
+            bindings::ib_dma_sync_single_for_cpu(m.dev.as_raw(), m.addr, m.buf.len(), m.dir.raw())
         };
         CpuBuf(self.0)
     }
@@ -181,7 +171,7 @@ impl CpuBuf {
         let m = &self.0;
         // SAFETY: a valid mapping (invariant of `Mapping`).
         unsafe {
-            bindings::rkrust_ib_dma_sync_single_for_device(
+            bindings::ib_dma_sync_single_for_device(
                 m.dev.as_raw(),
                 m.addr,
                 m.buf.len(),
@@ -265,12 +255,7 @@ impl SharedBuf {
         let m = &self.0;
         // SAFETY: `addr..addr + dst.len()` is within the mapping (`range`).
         unsafe {
-            bindings::rkrust_ib_dma_sync_single_for_cpu(
-                m.dev.as_raw(),
-                addr,
-                dst.len(),
-                m.dir.raw(),
-            )
+            bindings::ib_dma_sync_single_for_cpu(m.dev.as_raw(), addr, dst.len(), m.dir.raw())
         };
         // SAFETY: the source range is within the buffer (`range`) and is
         // only ever accessed through raw pointers (type invariant), by one
@@ -300,12 +285,7 @@ impl SharedBuf {
         };
         // SAFETY: `addr..addr + src.len()` is within the mapping (`range`).
         unsafe {
-            bindings::rkrust_ib_dma_sync_single_for_device(
-                m.dev.as_raw(),
-                addr,
-                src.len(),
-                m.dir.raw(),
-            )
+            bindings::ib_dma_sync_single_for_device(m.dev.as_raw(), addr, src.len(), m.dir.raw())
         };
         Ok(())
     }

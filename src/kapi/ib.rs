@@ -60,7 +60,7 @@ impl DeviceRef {
     /// Takes a reference on `dev`; `None` if it is being unregistered.
     pub(crate) fn new(dev: &Device) -> Option<Self> {
         // SAFETY: `dev` is valid (type invariant of `Device`).
-        if unsafe { bindings::rkrust_ib_device_try_get(dev.as_raw()) } {
+        if unsafe { bindings::ib_device_try_get(dev.as_raw()) } {
             // INVARIANT: a reference was taken just above.
             Some(Self {
                 ptr: NonNull::from(dev).cast(),
@@ -89,7 +89,7 @@ impl Clone for DeviceRef {
     fn clone(&self) -> Self {
         // SAFETY: the device is valid and its count is at least one (ours),
         // so `ib_device_try_get()` cannot fail.
-        let got = unsafe { bindings::rkrust_ib_device_try_get(self.as_raw()) };
+        let got = unsafe { bindings::ib_device_try_get(self.as_raw()) };
         debug_assert!(got);
         // INVARIANT: a reference was taken just above.
         Self { ptr: self.ptr }
@@ -210,9 +210,23 @@ impl Device {
             max_sge_rd: a.max_sge_rd.max(0) as u32,
             max_fast_reg_page_list_len: a.max_fast_reg_page_list_len,
             page_size_cap: a.page_size_cap,
-            // SAFETY: the device is valid (type invariant).
-            max_mapping: unsafe { bindings::rkrust_ib_dma_max_mapping_size(self.as_raw()) },
+            max_mapping: self.dma_max_mapping_size(),
         }
+    }
+
+    /// The largest single DMA mapping the device can take (under swiotlb,
+    /// a bounce slot's size); `usize::MAX` for a device with virtual DMA
+    /// (rxe, siw), which maps nothing.
+    fn dma_max_mapping_size(&self) -> usize {
+        let dev = self.as_raw();
+        // SAFETY: the device is valid (type invariant).
+        if unsafe { bindings::ib_uses_virt_dma(dev) } {
+            return usize::MAX;
+        }
+        // SAFETY: the device is valid, and a device without virtual DMA
+        // has a `dma_device` set at registration. Read here as the
+        // `ib_dma_*` inlines read it: ib_verbs.h has no accessor for it.
+        unsafe { bindings::dma_max_mapping_size((*dev).dma_device) }
     }
 
     /// The valid port numbers, `rdma_start_port()..=rdma_end_port()`.
@@ -220,8 +234,8 @@ impl Device {
         // SAFETY: the device is valid (type invariant).
         let (start, end) = unsafe {
             (
-                bindings::rkrust_rdma_start_port(self.as_raw()),
-                bindings::rkrust_rdma_end_port(self.as_raw()),
+                bindings::rdma_start_port(self.as_raw()),
+                bindings::rdma_end_port(self.as_raw()),
             )
         };
         start..=end
@@ -236,7 +250,7 @@ impl Device {
         let port = *self.ports().start();
         // SAFETY: the device is valid (type invariant) and `port` is one of
         // its ports.
-        unsafe { bindings::rkrust_rdma_protocol_iwarp(self.as_raw(), port) }
+        unsafe { bindings::rdma_protocol_iwarp(self.as_raw(), port) }
     }
 
     /// Queries one port.

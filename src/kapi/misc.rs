@@ -11,7 +11,7 @@
 //! operations carry the module as `owner`, so an open file pins the module
 //! (rmmod is refused while a file is open).
 
-use super::bindings;
+use super::sys as bindings;
 use core::{marker::PhantomPinned, pin::Pin};
 use kernel::{
     error::{to_result, VTABLE_DEFAULT_ERROR},

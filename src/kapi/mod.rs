@@ -9,8 +9,23 @@
 //! - [`ib`]: RDMA devices and the `ib_client` registration.
 //! - [`misc`]: a misc character device with Rust file operations.
 
+// The module's own bindings (`bindings/`): the misc device, its helpers,
+// and, on a kernel without `kernel::rdma` (`CONFIG_RUST_RDMA_ABSTRACTIONS`),
+// ib_core and rdma_cm with the helpers of `kernel/rust/helpers/rdma.c`.
 #[path = "../../bindings/mod.rs"]
-mod bindings;
+mod sys;
+
+// ib_core and rdma_cm: the kernel's own bindings where the kernel carries
+// the series (`kernel/patches/rust-rdma`), this module's otherwise. The same
+// names either way: helpers are called without their `rust_helper_` prefix.
+#[cfg(CONFIG_RUST_RDMA_ABSTRACTIONS)]
+use kernel::bindings;
+#[cfg(not(CONFIG_RUST_RDMA_ABSTRACTIONS))]
+use sys as bindings;
+
+/// The owner name ib_core and rdma_cm record for what this layer creates
+/// (`rdma resource show`), as the C macros pass `KBUILD_MODNAME`.
+const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
 
 pub(crate) mod cm;
 pub(crate) mod dma;

@@ -28,7 +28,9 @@ impl Pd {
     /// Allocates a PD on `dev`. `IB_PD_UNSAFE_GLOBAL_RKEY` is never asked for.
     pub(crate) fn new(dev: &DeviceRef) -> Result<Self> {
         // SAFETY: `dev` is a valid device (type invariant of `DeviceRef`).
-        let ptr = from_err_ptr(unsafe { bindings::rkrust_ib_alloc_pd(dev.as_raw(), 0) })?;
+        let ptr = from_err_ptr(unsafe {
+            bindings::__ib_alloc_pd(dev.as_raw(), 0, super::OWNER.as_char_ptr())
+        })?;
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             dev: dev.clone(),
@@ -55,7 +57,7 @@ impl Drop for Pd {
     fn drop(&mut self) {
         // SAFETY: allocated in `new`; everything created on it is gone first
         // (owners drop the QP and MRs before the PD).
-        unsafe { bindings::rkrust_ib_dealloc_pd(self.ptr.as_ptr()) };
+        unsafe { bindings::ib_dealloc_pd(self.ptr.as_ptr()) };
     }
 }
 
@@ -96,7 +98,14 @@ impl Cq {
         };
         // SAFETY: `dev` is valid; a null private pointer is allowed.
         let ptr = from_err_ptr(unsafe {
-            bindings::rkrust_ib_alloc_cq(dev.as_raw(), core::ptr::null_mut(), depth, 0, ctx)
+            bindings::__ib_alloc_cq(
+                dev.as_raw(),
+                core::ptr::null_mut(),
+                depth,
+                0,
+                ctx,
+                super::OWNER.as_char_ptr(),
+            )
         })?;
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,

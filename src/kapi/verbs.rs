@@ -295,7 +295,7 @@ impl Qp {
         // SAFETY: the QP is valid (type invariant), the WR and SGE are valid
         // for the call; the buffer they name is owned by `work`, which the
         // device owns until the completion hands it back.
-        let ret = unsafe { bindings::rkrust_ib_post_recv(self.qp.as_ptr(), &wr, &mut bad) };
+        let ret = unsafe { bindings::ib_post_recv(self.qp.as_ptr(), &wr, &mut bad) };
         // SAFETY: `work` was not posted if the call failed.
         unsafe { Self::reclaim_on_error(ret, work) }
     }
@@ -522,7 +522,7 @@ impl Qp {
         let mut bad = core::ptr::null();
         // SAFETY: the QP is valid (type invariant); the caller vouches for
         // the request and what it names.
-        let ret = unsafe { bindings::rkrust_ib_post_send(self.qp.as_ptr(), wr, &mut bad) };
+        let ret = unsafe { bindings::ib_post_send(self.qp.as_ptr(), wr, &mut bad) };
         // SAFETY: `work` was not posted if the call failed.
         unsafe { Self::reclaim_on_error(ret, work) }
     }

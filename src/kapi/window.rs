@@ -122,7 +122,7 @@ impl Mr {
             let mr = self.ptr.as_ptr();
             (*mr).iova = iova | (buf.dma_addr() & (page as u64 - 1));
             let key = ((*mr).rkey as u8).wrapping_add(1);
-            bindings::rkrust_ib_update_fast_reg_key(mr, key);
+            bindings::ib_update_fast_reg_key(mr, key);
         }
         Ok(())
     }
@@ -151,7 +151,7 @@ impl Drop for Mr {
         // SAFETY: allocated in `frwr`; owners invalidate it, or destroy the QP,
         // before dropping, and no request naming it is pending (requests keep
         // their own reference).
-        unsafe { bindings::rkrust_ib_dereg_mr(self.ptr.as_ptr()) };
+        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
     }
 }
 
