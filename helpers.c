@@ -6,14 +6,15 @@
  *
  * The RDMA ones are the kernel's own, from the rust-rdma series: a kernel
  * that carries it (CONFIG_RUST_RDMA_ABSTRACTIONS) builds them into vmlinux,
- * and for one that does not, the module builds the same file.
+ * and for one that does not (or with KRUST_OWN_RDMA=1, see Kbuild), the
+ * module builds the same file.
  */
 #include <linux/fs.h>
 #include <linux/ratelimit.h>
 
 #include "bindings/helpers.h"
 
-#ifndef CONFIG_RUST_RDMA_ABSTRACTIONS
+#ifndef RKRUST_KERNEL_RDMA
 #include "kernel/rust/helpers/rdma.c"
 #endif
 

@@ -13,11 +13,11 @@
 
 /*
  * ib_core and rdma_cm, unless the kernel's own bindings have them
- * (CONFIG_RUST_RDMA_ABSTRACTIONS: the rust-rdma series). The helpers are
+ * (RKRUST_KERNEL_RDMA: the kernel carries the rust-rdma series; Kbuild). The helpers are
  * read from their definitions; Kbuild renames rust_helper_X to X, as the
  * kernel's rust/Makefile does.
  */
-#ifndef CONFIG_RUST_RDMA_ABSTRACTIONS
+#ifndef RKRUST_KERNEL_RDMA
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/ib_cm.h>

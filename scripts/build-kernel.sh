@@ -6,7 +6,8 @@
 # outside the repository.
 #
 # The cache key covers everything that changes the result: the kernel source
-# package version, the config fragment(s), kernel/patches/*, the toolchain
+# package version, the config fragment(s), kernel/patches/* (the fixes and
+# the kernel::rdma series in kernel/patches/rust-rdma/), the toolchain
 # versions (rustc, clang, bindgen), and BUILD_RECIPE below, which stands for
 # this script: it is bumped whenever the way the script builds changes (edits
 # that do not change the build, such as comments, keep the cache). A rerun
@@ -56,7 +57,7 @@ cache_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null || echo "no linux-source"
 		cat "${fragments[@]}"
-		cat "$ROOT"/kernel/patches/*.patch 2>/dev/null || true
+		cat "$ROOT"/kernel/patches/*.patch "$ROOT"/kernel/patches/rust-rdma/*.patch 2>/dev/null || true
 		echo "recipe $BUILD_RECIPE"
 		rustc --version 2>/dev/null || echo "no rustc"
 		{ clang --version 2>/dev/null || echo "no clang"; } | head -1
@@ -159,8 +160,10 @@ tar -xf "$SRC_TAR" -C "$KDIR.tmp" --strip-components=1
 mv "$KDIR.tmp" "$KDIR"
 cd "$KDIR"
 
-for p in "$ROOT"/kernel/patches/*.patch; do
+# The fixes first, then the kernel::rdma series (its cover letter aside).
+for p in "$ROOT"/kernel/patches/*.patch "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
 	[ -e "$p" ] || continue
+	case "$p" in */0000-cover-letter.patch) continue ;; esac
 	echo "build-kernel: applying $(basename "$p")"
 	patch -p1 --forward --quiet <"$p"
 done

@@ -6,8 +6,9 @@
 #      with KRUST_NO_INSTALL=1 it installs nothing and, if something is
 #      missing, says what in one line: then this exits 2 too;
 #   2. formatting: rustfmt over the module crate and the userspace crate;
-#   3. the kernel build (cached), then clippy over the module (its build) and
-#      the tool;
+#      the kernel::rdma series against its sources (scripts/kernel-series.sh);
+#   3. the kernel build (cached), then clippy over the module (its build, on
+#      the kernel's kernel::rdma bindings, and again on its own) and the tool;
 #   4. cargo test of userspace-peer (ABI layout, the C header, argument
 #      parsing, printing), then scripts/install-test.sh (modules_install);
 #   5. scripts/qemu-test.sh: module, tool, guest suite, once per provider
@@ -53,6 +54,14 @@ else
 	count FAIL rustfmt
 fi
 
+# The kernel::rdma series is what its sources make (scripts/kernel-series.sh:
+# kernel/rust/ and kernel/series/ against kernel/patches/rust-rdma/).
+if scripts/kernel-series.sh check; then
+	count PASS kernel_series_matches_sources
+else
+	count FAIL kernel_series_matches_sources
+fi
+
 # Lints: the module under the kernel's clippy setup (make CLIPPY=1, which is
 # also its build), and the tool under clippy with warnings as errors.
 kdir=$(scripts/build-kernel.sh --print-kdir)
@@ -66,6 +75,27 @@ else
 	count FAIL module_clippy
 fi
 rm -f "$clippy_log"
+# The test kernels carry the series: the module built above must use the
+# kernel's RDMA bindings and helpers and define none of its own; built with
+# KRUST_OWN_RDMA=1 (what a kernel without the series gets), it must build
+# them from the same sources, warning-free. Then the default build again.
+own_log=$(mktemp)
+if grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' "$kdir/.config" &&
+	! nm rdma_krust.ko | grep -q ' T rust_helper_'; then
+	count PASS module_uses_kernel_rdma
+else
+	echo "test-all: the module defines rust_helper_* or the kernel lacks CONFIG_RUST_RDMA_ABSTRACTIONS"
+	count FAIL module_uses_kernel_rdma
+fi
+if make -s KDIR="$kdir" KRUST_OWN_RDMA=1 CLIPPY=1 modules >"$own_log" 2>&1 && ! grep -qE '^(warning|error)' "$own_log" &&
+	[ "$(nm rdma_krust.ko | grep -c ' T rust_helper_')" -gt 0 ]; then
+	count PASS module_own_rdma_build
+else
+	cat "$own_log"
+	count FAIL module_own_rdma_build
+fi
+make -s KDIR="$kdir" modules >"$own_log" 2>&1 || cat "$own_log"
+rm -f "$own_log"
 if (cd userspace-peer && cargo clippy --release --all-targets --quiet -- -D warnings); then
 	count PASS tool_clippy
 else

@@ -10,17 +10,18 @@
 //! - [`misc`]: a misc character device with Rust file operations.
 
 // The module's own bindings (`bindings/`): the misc device, its helpers,
-// and, on a kernel without `kernel::rdma` (`CONFIG_RUST_RDMA_ABSTRACTIONS`),
+// and, on a kernel without the RDMA bindings of the rust-rdma series,
 // ib_core and rdma_cm with the helpers of `kernel/rust/helpers/rdma.c`.
 #[path = "../../bindings/mod.rs"]
 mod sys;
 
 // ib_core and rdma_cm: the kernel's own bindings where the kernel carries
-// the series (`kernel/patches/rust-rdma`), this module's otherwise. The same
-// names either way: helpers are called without their `rust_helper_` prefix.
-#[cfg(CONFIG_RUST_RDMA_ABSTRACTIONS)]
+// the series (`kernel/patches/rust-rdma`; `rkrust_kernel_rdma`, set by
+// Kbuild), this module's otherwise. The same names either way: helpers are
+// called without their `rust_helper_` prefix.
+#[cfg(rkrust_kernel_rdma)]
 use kernel::bindings;
-#[cfg(not(CONFIG_RUST_RDMA_ABSTRACTIONS))]
+#[cfg(not(rkrust_kernel_rdma))]
 use sys as bindings;
 
 /// The owner name ib_core and rdma_cm record for what this layer creates
