@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel::rdma series as a maintainer would take it: `git am` of
+# kernel/patches/rust-rdma/ onto a pristine 6.12 tree (Debian's
+# linux-source-6.12, nothing else applied), a build after every patch with
+# the test kernel's config (kernel/rdma-krust.config on allnoconfig, so
+# CONFIG_RUST_RDMA_ABSTRACTIONS once the series has it), and checkpatch
+# --strict on every patch. One line per patch, then "am-build: N passed, N
+# failed".
+#
+# The pristine tree is extracted and committed once, into the cache
+# (KRUST_CACHE, as scripts/build-kernel.sh); each run resets it to that
+# commit, so builds after the first are incremental. A full build takes as
+# long as the test kernel's (about 10 minutes on two cores).
+#
+#   scripts/kernel-series.sh am-build
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+cache_home=${XDG_CACHE_HOME:-}
+case "$cache_home" in
+/*) ;;
+*) cache_home=$HOME/.cache ;;
+esac
+CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
+[[ "$CACHE" = /* ]] || CACHE=$PWD/$CACHE
+JOBS=${KRUST_JOBS:-$(nproc)}
+export PATH="$HOME/.cargo/bin:$PATH"
+
+tree=$CACHE/series-am-$(stat -c '%s-%Y' "$SRC_TAR" | sha256sum | cut -c1-16)
+gitq() { git -c user.name=am-build -c user.email=am-build@localhost -c init.defaultBranch=pristine "$@"; }
+
+if [ ! -d "$tree/.git" ]; then
+	echo "am-build: extracting and committing the pristine tree into $tree (once)"
+	rm -rf "$tree" "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -xJf "$SRC_TAR" -C "$tree.tmp" --strip-components=1 || exit 1
+	(cd "$tree.tmp" && gitq init -q && gitq add -A && gitq commit -q -m "linux-source-6.12, pristine") || exit 1
+	mv "$tree.tmp" "$tree"
+fi
+cd "$tree" || exit 1
+gitq am --abort >/dev/null 2>&1
+# Back to the pristine commit; untracked files the series added go, ignored
+# ones (the last run's build) stay.
+gitq checkout -q -f pristine && gitq clean -q -fd || exit 1
+
+make -s LLVM=1 KCONFIG_ALLCONFIG="$ROOT/kernel/rdma-krust.config" allnoconfig >/dev/null || exit 1
+
+passed=0
+failed=0
+for p in "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
+	name=$(basename "$p")
+	[ "$name" != 0000-cover-letter.patch ] || continue
+	if ! gitq am -q "$p"; then
+		echo "am-build: FAIL $name: git am"
+		failed=$((failed + 1))
+		break
+	fi
+	make -s LLVM=1 olddefconfig >/dev/null
+	t=$(date +%s)
+	log=$(mktemp)
+	if make -s LLVM=1 -j"$JOBS" >"$log" 2>&1; then
+		built="built in $(($(date +%s) - t)) s"
+	else
+		tail -20 "$log"
+		built=
+	fi
+	rm -f "$log"
+	cp=$(perl scripts/checkpatch.pl --strict --terse -q "$p" 2>&1)
+	cp_sum=$(perl scripts/checkpatch.pl --strict "$p" 2>&1 | grep '^total:')
+	if [ -n "$built" ] && [ -z "$cp" ]; then
+		echo "am-build: PASS $name: applied, $built, checkpatch --strict: $cp_sum"
+		passed=$((passed + 1))
+	else
+		[ -n "$cp" ] && echo "$cp"
+		echo "am-build: FAIL $name: ${built:-build failed}, checkpatch --strict: $cp_sum"
+		failed=$((failed + 1))
+	fi
+done
+grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' .config &&
+	echo "am-build: CONFIG_RUST_RDMA_ABSTRACTIONS=y" ||
+	{ echo "am-build: FAIL: CONFIG_RUST_RDMA_ABSTRACTIONS is not set at the end"; failed=$((failed + 1)); }
+echo "am-build: $passed passed, $failed failed"
+[ "$failed" = 0 ]
