@@ -25,7 +25,7 @@ mod kapi;
 #[path = "src/registry.rs"]
 mod registry;
 
-use kapi::{ib::ClientRegistration, misc::MiscRegistration};
+use kapi::{device::ClientRegistration, misc::MiscRegistration};
 
 module! {
     type: RdmaKrust,

@@ -10,7 +10,7 @@
 //! ib_core requires; only then is the entry forgotten.
 
 use crate::abi;
-use crate::kapi::ib;
+use crate::kapi::device as ib;
 use crate::kapi::window::max_window;
 use kernel::{
     new_mutex,
@@ -152,7 +152,14 @@ impl DeviceClient {
     }
 }
 
+/// Where ib_core's callbacks find the module's one [`DeviceClient`].
+static CLIENT_SLOT: ib::ClientSlot = ib::ClientSlot::new();
+
 impl ib::Client for DeviceClient {
+    fn slot() -> &'static ib::ClientSlot {
+        &CLIENT_SLOT
+    }
+
     fn add(&self, dev: &ib::Device) -> Result {
         let entry = RdmaDevice::new(dev)?;
         let info = entry.info();

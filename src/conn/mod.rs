@@ -33,10 +33,9 @@
 use crate::abi::{self, WireHdr};
 use crate::kapi::{
     cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, SockAddr},
+    device::DeviceRef,
     dma::{CpuBuf, DeviceBuf, Direction},
-    errno,
-    ib::DeviceRef,
-    misc,
+    errno, misc,
     verbs::{Access, CompletionHandler, Pd, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
 };
 use crate::registry::{DeviceUser, Registry};

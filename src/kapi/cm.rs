@@ -16,7 +16,7 @@
 //! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
 
 use super::bindings;
-use super::ib::{Device, DeviceRef};
+use super::device::{Device, DeviceRef};
 use super::verbs::{Cq, Pd, Qp, QpCaps};
 use core::{cell::Cell, marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
 use kernel::{

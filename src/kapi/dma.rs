@@ -25,7 +25,7 @@
 //! buffer the device writes).
 
 use super::bindings;
-use super::ib::DeviceRef;
+use super::device::DeviceRef;
 use core::ops::{Deref, DerefMut};
 use kernel::prelude::*;
 

@@ -6,7 +6,8 @@
 //! a private submodule here. Everything above it (the device registry, the
 //! char device, later connections) is written against these types only.
 //!
-//! - [`ib`]: RDMA devices and the `ib_client` registration.
+//! - [`device`]: RDMA devices and `ib_client` registrations (the kernel's
+//!   `kernel::rdma::device`, `kernel/rust/kernel/rdma/device.rs`).
 //! - [`misc`]: a misc character device with Rust file operations.
 
 // The module's own bindings (`bindings/`): the misc device, its helpers,
@@ -31,7 +32,16 @@ const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
 pub(crate) mod cm;
 pub(crate) mod dma;
 pub(crate) mod errno;
-pub(crate) mod ib;
+// What the kernel::rdma series has moved into the kernel (one source:
+// `kernel/rust/kernel/rdma/`): the kernel's, where it carries the series;
+// else the same files built here, whose `pub` items are the kernel crate's
+// API (hence `unreachable_pub` allowed).
+#[cfg(rkrust_kernel_rdma)]
+pub(crate) use kernel::rdma::device;
+#[cfg(not(rkrust_kernel_rdma))]
+#[allow(unreachable_pub)]
+#[path = "../../kernel/rust/kernel/rdma/device.rs"]
+pub(crate) mod device;
 pub(crate) mod misc;
 pub(crate) mod pd;
 pub(crate) mod verbs;

@@ -5,7 +5,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
 use super::bindings;
-use super::ib::DeviceRef;
+use super::device::DeviceRef;
 use core::ptr::NonNull;
 use kernel::{error::from_err_ptr, prelude::*};
 

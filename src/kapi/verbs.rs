@@ -438,7 +438,7 @@ impl Qp {
     /// Posts an RDMA READ of `len` bytes from `remote_addr` under `rkey`
     /// into the first `len` bytes of `window`, whose region must be
     /// registered with remote write access: the sink an iWARP READ needs
-    /// ([`super::ib::Device::is_iwarp`]). With `invalidate` the READ also
+    /// ([`super::device::Device::is_iwarp`]). With `invalidate` the READ also
     /// invalidates the sink's key when it completes
     /// (`IB_WR_RDMA_READ_WITH_INV`, iWARP only), so the peer can no longer
     /// write there. On failure `ctx` is given back.

@@ -7,9 +7,9 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
 use super::bindings;
+use super::device::DeviceAttrs;
 use super::dma::SharedBuf;
 use super::errno;
-use super::ib::DeviceAttrs;
 use super::verbs::Pd;
 use core::ptr::NonNull;
 use kernel::{

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! RDMA devices and the `ib_client` registration.
+//! RDMA devices and `ib_client` registrations.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //! Locking rules: `Documentation/infiniband/core_locking.rst`.
+//!
+//! A consumer learns of devices through a [`Client`]: ib_core calls its
+//! `add` for every registered device and its `remove` before a device
+//! goes. A [`DeviceRef`] keeps a device from being freed (and its
+//! unregistration from finishing) until it is dropped; `remove` is where a
+//! consumer drops the references it holds on that device.
 
 use super::bindings;
 use core::{
@@ -18,7 +24,7 @@ use core::{
 use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::Opaque};
 
 /// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
-pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
+pub const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 
 /// An RDMA device, `struct ib_device`.
 ///
@@ -32,7 +38,7 @@ pub(crate) const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 /// fields fixed before registration, or call ib_core functions that check
 /// for themselves, except [`Device::name`] (see there).
 #[repr(transparent)]
-pub(crate) struct Device(Opaque<bindings::ib_device>);
+pub struct Device(Opaque<bindings::ib_device>);
 
 /// A counted reference to an RDMA device (`ib_device_try_get()` /
 /// `ib_device_put()`).
@@ -44,7 +50,7 @@ pub(crate) struct Device(Opaque<bindings::ib_device>);
 /// # Invariants
 ///
 /// `ptr` is a device on which this object holds one reference.
-pub(crate) struct DeviceRef {
+pub struct DeviceRef {
     ptr: NonNull<bindings::ib_device>,
 }
 
@@ -58,7 +64,7 @@ unsafe impl Sync for DeviceRef {}
 
 impl DeviceRef {
     /// Takes a reference on `dev`; `None` if it is being unregistered.
-    pub(crate) fn new(dev: &Device) -> Option<Self> {
+    pub fn new(dev: &Device) -> Option<Self> {
         // SAFETY: `dev` is valid (type invariant of `Device`).
         if unsafe { bindings::ib_device_try_get(dev.as_raw()) } {
             // INVARIANT: a reference was taken just above.
@@ -70,8 +76,8 @@ impl DeviceRef {
         }
     }
 
-    /// The raw pointer, for the rest of the abstraction layer.
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+    /// The raw pointer, for calls this module does not wrap.
+    pub fn as_raw(&self) -> *mut bindings::ib_device {
         self.ptr.as_ptr()
     }
 }
@@ -105,44 +111,44 @@ impl Drop for DeviceRef {
 
 /// Device-wide limits, from `ib_device::attrs`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct DeviceAttrs {
+pub struct DeviceAttrs {
     /// Largest memory registration, in bytes.
-    pub(crate) max_mr_size: u64,
+    pub max_mr_size: u64,
     /// READ/atomic requests one QP serves as responder (IRD ceiling).
-    pub(crate) max_qp_rd_atom: u32,
+    pub max_qp_rd_atom: u32,
     /// READ/atomic requests one QP may have outstanding (ORD ceiling).
-    pub(crate) max_qp_init_rd_atom: u32,
+    pub max_qp_init_rd_atom: u32,
     /// `enum ib_atomic_cap`.
-    pub(crate) atomic_cap: u32,
+    pub atomic_cap: u32,
     /// Scatter/gather entries one RDMA READ may land in.
-    pub(crate) max_sge_rd: u32,
+    pub max_sge_rd: u32,
     /// Pages one fast registration maps (`max_fast_reg_page_list_len`):
     /// 256 on siw, 512 on rxe.
-    pub(crate) max_fast_reg_page_list_len: u32,
+    pub max_fast_reg_page_list_len: u32,
     /// The page sizes a region may use, one bit each (`page_size_cap`).
-    pub(crate) page_size_cap: u64,
+    pub page_size_cap: u64,
     /// The largest streaming DMA mapping (`dma_max_mapping_size()`): 256
     /// KiB under swiotlb; unlimited on a device with virtual DMA.
-    pub(crate) max_mapping: usize,
+    pub max_mapping: usize,
 }
 
 impl DeviceAttrs {
     /// Whether the device runs atomics at all (`atomic_cap` is not
     /// `IB_ATOMIC_NONE`). siw, for one, does not.
-    pub(crate) fn has_atomics(&self) -> bool {
+    pub fn has_atomics(&self) -> bool {
         self.atomic_cap != bindings::ib_atomic_cap_IB_ATOMIC_NONE
     }
 }
 
 /// State of one port, from `ib_query_port()`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct PortAttrs {
+pub struct PortAttrs {
     /// `enum ib_port_state`.
-    pub(crate) state: u32,
+    pub state: u32,
     /// `enum ib_mtu`.
-    pub(crate) active_mtu: u32,
+    pub active_mtu: u32,
     /// `enum rdma_link_layer`.
-    pub(crate) link_layer: u32,
+    pub link_layer: u32,
 }
 
 impl Device {
@@ -152,18 +158,19 @@ impl Device {
     ///
     /// `ptr` must point to a registered `ib_device` that stays registered for
     /// the lifetime `'a`.
-    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee is valid for `'a`.
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
+    /// The raw pointer, for calls this module does not wrap.
+    pub fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
     /// ib_core's index of this device, unique among registered devices.
-    pub(crate) fn index(&self) -> u32 {
+    pub fn index(&self) -> u32 {
         // SAFETY: by the type invariant the device is valid; `index` is set
         // before registration and never changes afterwards.
         unsafe { (*self.as_raw()).index }
@@ -175,7 +182,7 @@ impl Device {
     /// ib_core holds `devices_rwsem` and so keeps `ib_device_rename()` out;
     /// elsewhere a rename can tear the copy. Callers outside those use the
     /// copy the registry took in `add`.
-    pub(crate) fn name(&self) -> [u8; NAME_LEN] {
+    pub fn name(&self) -> [u8; NAME_LEN] {
         let mut out = [0u8; NAME_LEN];
         // SAFETY: the device is valid (type invariant). `name` is a fixed
         // array inside it, kept NUL-terminated by `strscpy()`.
@@ -191,14 +198,14 @@ impl Device {
     }
 
     /// The node GUID in host byte order.
-    pub(crate) fn node_guid(&self) -> u64 {
+    pub fn node_guid(&self) -> u64 {
         // SAFETY: the device is valid (type invariant); `node_guid` is set by
         // the driver before registration.
         u64::from_be(unsafe { (*self.as_raw()).node_guid })
     }
 
     /// The device's limits.
-    pub(crate) fn attrs(&self) -> DeviceAttrs {
+    pub fn attrs(&self) -> DeviceAttrs {
         // SAFETY: the device is valid (type invariant); `attrs` is filled by
         // the driver before registration and read-only afterwards.
         let a = unsafe { &(*self.as_raw()).attrs };
@@ -230,7 +237,7 @@ impl Device {
     }
 
     /// The valid port numbers, `rdma_start_port()..=rdma_end_port()`.
-    pub(crate) fn ports(&self) -> RangeInclusive<u32> {
+    pub fn ports(&self) -> RangeInclusive<u32> {
         // SAFETY: the device is valid (type invariant).
         let (start, end) = unsafe {
             (
@@ -246,7 +253,7 @@ impl Device {
     /// sink's remote key, so its sink must be a region registered with
     /// remote write access (ib_core's `rdma_rw_io_needs_mr()`), and iWARP
     /// can invalidate that key with the READ itself (`rdma_cap_read_inv()`).
-    pub(crate) fn is_iwarp(&self) -> bool {
+    pub fn is_iwarp(&self) -> bool {
         let port = *self.ports().start();
         // SAFETY: the device is valid (type invariant) and `port` is one of
         // its ports.
@@ -254,7 +261,7 @@ impl Device {
     }
 
     /// Queries one port.
-    pub(crate) fn query_port(&self, port: u32) -> Result<PortAttrs> {
+    pub fn query_port(&self, port: u32) -> Result<PortAttrs> {
         if !self.ports().contains(&port) {
             return Err(EINVAL);
         }
@@ -282,7 +289,15 @@ impl Device {
 /// [`Client::remove`] when the device goes away or the client unregisters.
 /// Both may sleep. `remove` must have stopped every use of the device before
 /// it returns.
-pub(crate) trait Client: Send + Sync {
+///
+/// `ib_client::add` is not given its client, so each client type names a
+/// [`ClientSlot`] of its own, a `static`, where its callbacks find the
+/// registration: a module may register any number of clients, one of each
+/// type at a time.
+pub trait Client: Send + Sync + 'static {
+    /// The slot of this client type.
+    fn slot() -> &'static ClientSlot;
+
     /// A device appeared. An error makes ib_core skip this client for the
     /// device: no `remove` follows.
     fn add(&self, dev: &Device) -> Result;
@@ -291,11 +306,26 @@ pub(crate) trait Client: Send + Sync {
     fn remove(&self, dev: &Device);
 }
 
-/// The registration the trampolines dispatch to.
+/// Where the callbacks of one [`Client`] type find its registration.
 ///
-/// `ib_client::add` is not given the client, so the trampolines find it here.
-/// One client per module: a second registration is refused with `EBUSY`.
-static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// # Invariants
+///
+/// Null, or the `ClientInner<T>` of the registered `ClientRegistration<T>`
+/// of the one client type `T` whose [`Client::slot`] this is.
+pub struct ClientSlot(AtomicPtr<c_void>);
+
+impl ClientSlot {
+    /// An empty slot, for a client type's `static`.
+    pub const fn new() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()))
+    }
+}
+
+impl Default for ClientSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// What a [`ClientRegistration`] pins: the C `ib_client` and the context its
 /// trampolines hand to `T`.
@@ -303,7 +333,7 @@ static REGISTERED: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 /// # Invariants
 ///
 /// While registered, `client` is on ib_core's client list with its `add`
-/// and `remove` set to the trampolines of `T`, and [`REGISTERED`] points at
+/// and `remove` set to the trampolines of `T`, and `T::slot()` points at
 /// this object, which does not move (`_pin`).
 struct ClientInner<T: Client> {
     client: Opaque<bindings::ib_client>,
@@ -316,9 +346,9 @@ struct ClientInner<T: Client> {
 ///
 /// # Invariants
 ///
-/// `inner.client` is registered with ib_core and [`REGISTERED`] points at
+/// `inner.client` is registered with ib_core and `T::slot()` points at
 /// `inner` until `drop`.
-pub(crate) struct ClientRegistration<T: Client> {
+pub struct ClientRegistration<T: Client> {
     inner: Pin<KBox<ClientInner<T>>>,
 }
 
@@ -329,8 +359,9 @@ unsafe impl<T: Client> Send for ClientRegistration<T> {}
 unsafe impl<T: Client> Sync for ClientRegistration<T> {}
 
 impl<T: Client> ClientRegistration<T> {
-    /// Registers `ctx` as the module's `ib_client` named `name`.
-    pub(crate) fn new(name: &'static CStr, ctx: T) -> Result<Self> {
+    /// Registers `ctx` as an `ib_client` named `name`; `EBUSY` if a client
+    /// of type `T` is registered already.
+    pub fn new(name: &'static CStr, ctx: T) -> Result<Self> {
         let inner = KBox::pin(
             ClientInner {
                 client: Opaque::uninit(),
@@ -351,18 +382,19 @@ impl<T: Client> ClientRegistration<T> {
         let me = ptr::from_ref::<ClientInner<T>>(&inner)
             .cast_mut()
             .cast::<c_void>();
-        REGISTERED
+        T::slot()
+            .0
             .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
         // SAFETY: the client is initialised and pinned in a box that outlives
         // the registration (dropped only after `ib_unregister_client()`), and
-        // the trampolines find it through `REGISTERED`, set above.
+        // the trampolines find it through `T::slot()`, set above.
         let ret = unsafe { bindings::ib_register_client(inner.client.get()) };
         if let Err(e) = to_result(ret) {
-            REGISTERED.store(ptr::null_mut(), Ordering::Release);
+            T::slot().0.store(ptr::null_mut(), Ordering::Release);
             return Err(e);
         }
-        // INVARIANT: registered above, `REGISTERED` points at `inner`.
+        // INVARIANT: registered above, `T::slot()` points at `inner`.
         Ok(Self { inner })
     }
 }
@@ -372,18 +404,18 @@ impl<T: Client> Drop for ClientRegistration<T> {
         // SAFETY: registered (type invariant). This waits for running
         // callbacks and calls `remove` for every device that was added.
         unsafe { bindings::ib_unregister_client(self.inner.client.get()) };
-        REGISTERED.store(ptr::null_mut(), Ordering::Release);
+        T::slot().0.store(ptr::null_mut(), Ordering::Release);
     }
 }
 
-/// Returns the context of the registered client.
+/// Returns the context of the registered client of type `T`.
 ///
 /// # Safety
 ///
 /// Must only be called from an ib_core callback of the `ClientRegistration<T>`
-/// currently registered, so `REGISTERED` points at a live `ClientInner<T>`.
+/// currently registered, so `T::slot()` points at a live `ClientInner<T>`.
 unsafe fn registered_ctx<'a, T: Client>() -> &'a T {
-    let inner = REGISTERED.load(Ordering::Acquire).cast::<ClientInner<T>>();
+    let inner = T::slot().0.load(Ordering::Acquire).cast::<ClientInner<T>>();
     // SAFETY: by the caller's guarantee `inner` is the live registration of
     // type `T`; it is freed only after `ib_unregister_client()` returns, which
     // waits for every callback.
