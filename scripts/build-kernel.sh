@@ -57,7 +57,9 @@ cache_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null || echo "no linux-source"
 		cat "${fragments[@]}"
-		cat "$ROOT"/kernel/patches/*.patch "$ROOT"/kernel/patches/rust-rdma/*.patch 2>/dev/null || true
+		# The series' cover letter is not applied: not part of the key.
+		find "$ROOT/kernel/patches" -name '*.patch' ! -name 0000-cover-letter.patch | sort |
+			xargs -r cat
 		echo "recipe $BUILD_RECIPE"
 		rustc --version 2>/dev/null || echo "no rustc"
 		{ clang --version 2>/dev/null || echo "no clang"; } | head -1

@@ -39,6 +39,7 @@ ALL_TESTS=(
 	node_root_only
 	rmmod_refused_while_open
 	hotplug_second_device
+	kernel_rdma_sample_sees_devices
 	remove_device_under_open_fd
 	kernel_to_kernel_sendrecv
 	polled_connection_sendrecv
@@ -94,9 +95,18 @@ declare -A ALLOC_FAILURES_EXPECTED=(
 # Tests that need something of the kernel: the function that prints why it
 # cannot run here (and fails), shown in the test's SKIP line.
 declare -A REQUIRES=(
+	[kernel_rdma_sample_sees_devices]=kernel_rdma_sample_missing
 	[alloc_failure_sweep]=fault_injection_missing
 	[fault_injection]=fault_injection_missing
 )
+
+# The kernel::rdma sample (samples/rust/rust_rdma_devices.rs of the series
+# in kernel/patches/rust-rdma), built into the test kernels: its init line
+# is in the boot log.
+kernel_rdma_sample_missing() {
+	dmesg | grep -q 'rust_rdma_devices: Rust RDMA device client sample (init)' && return 1
+	echo "the kernel has no kernel::rdma sample (CONFIG_SAMPLE_RUST_RDMA_DEVICES, kernel/patches/rust-rdma)"
+}
 
 # Tests that do not apply to a provider, with the reason, printed in the
 # test's SKIP line: what the provider cannot do, and (marked "open") what
@@ -326,6 +336,29 @@ test_hotplug_second_device() {
 	ip link del kv0
 	expect_eq "$(klog | grep -c "add ${PROV}1:")" 1 "add ${PROV}1 messages"
 	expect_eq "$(klog | grep -c "remove ${PROV}1")" 1 "remove ${PROV}1 messages"
+}
+
+# The second user of kernel::rdma: the series' sample
+# (samples/rust/rust_rdma_devices.rs, no unsafe), an ib_client built into
+# the test kernel, next to the module's own. A device added now must be
+# logged by it with its name, one port, its transport and the limits
+# ibv_devinfo reports; deleted, logged as removed. The sample saw $DEV at
+# boot.
+test_kernel_rdma_sample_sees_devices() {
+	ensure_loaded
+	local transport=IB/RoCE line info
+	[ "$PROV" = siw ] && transport=iWARP
+	dmesg | grep -q "rust_rdma_devices: add $DEV: " || fail "the sample did not log $DEV"
+	veth_dev ${PROV}18 18
+	line=$(dmesg | grep "rust_rdma_devices: add ${PROV}18: " | tail -1)
+	echo "  ${line#*] }"
+	info=$(ibv_devinfo -v -d ${PROV}18)
+	[[ "$line" == *"add ${PROV}18: 1 port(s), $transport, max_mr_size $(awk '/max_mr_size:/ { print $2 }' <<<"$info"), max_qp_rd_atom $(awk '/max_qp_rd_atom:/ { print $2 }' <<<"$info")" ]] ||
+		fail "the sample's line does not match ibv_devinfo -v -d ${PROV}18: $line"
+	rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
+	wait_for 10 eval "dmesg | grep -q 'rust_rdma_devices: remove ${PROV}18\$'" ||
+		fail "the sample did not log the removal of ${PROV}18"
+	ip link del kv18
 }
 
 # A device leaves while a file is open; the file keeps working.
