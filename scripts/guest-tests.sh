@@ -100,11 +100,18 @@ declare -A REQUIRES=(
 	[fault_injection]=fault_injection_missing
 )
 
+# The kernel's log since boot: what earlier tests took out of the ring
+# buffer (run_test's dmesg -c, kept in $OUT/dmesg.txt), then the rest.
+boot_log() {
+	cat "$OUT/dmesg.txt" 2>/dev/null
+	dmesg
+}
+
 # The kernel::rdma sample (samples/rust/rust_rdma_devices.rs of the series
 # in kernel/patches/rust-rdma), built into the test kernels: its init line
 # is in the boot log.
 kernel_rdma_sample_missing() {
-	dmesg | grep -q 'rust_rdma_devices: Rust RDMA device client sample (init)' && return 1
+	boot_log | grep -q 'rust_rdma_devices: Rust RDMA device client sample (init)' && return 1
 	echo "the kernel has no kernel::rdma sample (CONFIG_SAMPLE_RUST_RDMA_DEVICES, kernel/patches/rust-rdma)"
 }
 
@@ -348,7 +355,7 @@ test_kernel_rdma_sample_sees_devices() {
 	ensure_loaded
 	local transport=IB/RoCE line info
 	[ "$PROV" = siw ] && transport=iWARP
-	dmesg | grep -q "rust_rdma_devices: add $DEV: " || fail "the sample did not log $DEV"
+	boot_log | grep -q "rust_rdma_devices: add $DEV: " || fail "the sample did not log $DEV"
 	veth_dev ${PROV}18 18
 	line=$(dmesg | grep "rust_rdma_devices: add ${PROV}18: " | tail -1)
 	echo "  ${line#*] }"
