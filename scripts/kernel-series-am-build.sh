@@ -30,23 +30,34 @@ JOBS=${KRUST_JOBS:-$(nproc)}
 export PATH="$HOME/.cargo/bin:$PATH"
 
 tree=$CACHE/series-am-$(stat -c '%s-%Y' "$SRC_TAR" | sha256sum | cut -c1-16)
-gitq() { git -c user.name=am-build -c user.email=am-build@localhost -c init.defaultBranch=pristine "$@"; }
+# No automatic gc: it would run in the background on the tree's 80000
+# objects, holding locks, as the next step starts.
+gitq() { git -c user.name=am-build -c user.email=am-build@localhost -c init.defaultBranch=pristine \
+	-c gc.auto=0 -c maintenance.auto=false "$@"; }
 
 if [ ! -d "$tree/.git" ]; then
 	echo "am-build: extracting and committing the pristine tree into $tree (once)"
 	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xJf "$SRC_TAR" -C "$tree.tmp" --strip-components=1 || exit 1
-	(cd "$tree.tmp" && gitq init -q && gitq add -A && gitq commit -q -m "linux-source-6.12, pristine") || exit 1
+	# -f: Debian's top-level .gitignore ignores everything at the top level.
+	(cd "$tree.tmp" && gitq init -q && gitq add -f -A && gitq commit -q -m "linux-source-6.12, pristine" && gitq tag base) || exit 1
 	mv "$tree.tmp" "$tree"
 fi
 cd "$tree" || exit 1
-gitq am --abort >/dev/null 2>&1
-# Back to the pristine commit; untracked files the series added go, ignored
-# ones (the last run's build) stay.
-gitq checkout -q -f pristine && gitq clean -q -fd || exit 1
+[ ! -d .git/rebase-apply ] || gitq am --abort
+# A branch of its own at the pristine commit (tag base); untracked files
+# the series added go, ignored ones (the last run's build) stay.
+gitq checkout -q -f -B series base && gitq clean -q -fd || exit 1
 
-make -s LLVM=1 KCONFIG_ALLCONFIG="$ROOT/kernel/rdma-krust.config" allnoconfig >/dev/null || exit 1
+# The test kernel's config, made again after each patch: a symbol the
+# series adds (CONFIG_RUST_RDMA_ABSTRACTIONS) only takes the fragment's value
+# once it exists.
+config() { make -s LLVM=1 KCONFIG_ALLCONFIG="$ROOT/kernel/rdma-krust.config" allnoconfig >/dev/null; }
+config || exit 1
+# checkpatch's SPDX check runs scripts/spdxcheck.py with the python3 on
+# PATH; the system's has python3-ply (scripts/setup.sh).
+checkpatch() { PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$@" 2>&1; }
 
 passed=0
 failed=0
@@ -58,7 +69,7 @@ for p in "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
 		failed=$((failed + 1))
 		break
 	fi
-	make -s LLVM=1 olddefconfig >/dev/null
+	config
 	t=$(date +%s)
 	log=$(mktemp)
 	if make -s LLVM=1 -j"$JOBS" >"$log" 2>&1; then
@@ -68,9 +79,9 @@ for p in "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
 		built=
 	fi
 	rm -f "$log"
-	cp=$(perl scripts/checkpatch.pl --strict --terse -q "$p" 2>&1)
-	cp_sum=$(perl scripts/checkpatch.pl --strict "$p" 2>&1 | grep '^total:')
-	if [ -n "$built" ] && [ -z "$cp" ]; then
+	cp=$(checkpatch --terse -q "$p" | grep -v '^total:')
+	cp_sum=$(checkpatch "$p" | grep '^total:')
+	if [ -n "$built" ] && [ -z "$cp" ] && [[ "$cp_sum" == "total: 0 errors, 0 warnings, 0 checks, "* ]]; then
 		echo "am-build: PASS $name: applied, $built, checkpatch --strict: $cp_sum"
 		passed=$((passed + 1))
 	else

@@ -27,6 +27,7 @@ PKGS=(
 	libibverbs-dev librdmacm-dev
 	dkms
 	fonts-dejavu-core python3
+	git python3-ply python3-git
 )
 # The version the project builds and tests with; any bindgen the kernel
 # accepts (0.65.1 or later) works, so one already installed is kept.
