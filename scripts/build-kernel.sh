@@ -35,18 +35,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# The XDG base directory spec: $XDG_CACHE_HOME when it is an absolute path,
-# else ~/.cache.
-cache_home=${XDG_CACHE_HOME:-}
-case "$cache_home" in
-/*) ;;
-*) cache_home=$HOME/.cache ;;
-esac
-CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
-# Absolute: the build runs in the kernel's directory.
-[[ "$CACHE" = /* ]] || CACHE=$PWD/$CACHE
+# SRC_TAR, CACHE, kernel_patches.
+# shellcheck source=scripts/kernel-common.sh
+. "$ROOT/scripts/kernel-common.sh"
 FLAVOR=${KRUST_FLAVOR:-main}
-SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 BUILD_RECIPE=1
 export PATH="$HOME/.cargo/bin:$PATH"
 
@@ -57,9 +49,7 @@ cache_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null || echo "no linux-source"
 		cat "${fragments[@]}"
-		# The series' cover letter is not applied: not part of the key.
-		find "$ROOT/kernel/patches" -name '*.patch' ! -name 0000-cover-letter.patch | sort |
-			xargs -r cat
+		kernel_patches | xargs -r cat
 		echo "recipe $BUILD_RECIPE"
 		rustc --version 2>/dev/null || echo "no rustc"
 		{ clang --version 2>/dev/null || echo "no clang"; } | head -1
@@ -163,12 +153,10 @@ mv "$KDIR.tmp" "$KDIR"
 cd "$KDIR"
 
 # The fixes first, then the kernel::rdma series (its cover letter aside).
-for p in "$ROOT"/kernel/patches/*.patch "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
-	[ -e "$p" ] || continue
-	case "$p" in */0000-cover-letter.patch) continue ;; esac
+while read -r p; do
 	echo "build-kernel: applying $(basename "$p")"
 	patch -p1 --forward --quiet <"$p"
-done
+done < <(kernel_patches)
 
 cat "${fragments[@]}" >.krust-fragment
 make -s LLVM=1 KCONFIG_ALLCONFIG=.krust-fragment allnoconfig

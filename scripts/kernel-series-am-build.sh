@@ -18,14 +18,9 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SRC_TAR=/usr/src/linux-source-6.12.tar.xz
-cache_home=${XDG_CACHE_HOME:-}
-case "$cache_home" in
-/*) ;;
-*) cache_home=$HOME/.cache ;;
-esac
-CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
-[[ "$CACHE" = /* ]] || CACHE=$PWD/$CACHE
+# SRC_TAR, CACHE, series_patches.
+# shellcheck source=scripts/kernel-common.sh
+. "$ROOT/scripts/kernel-common.sh"
 JOBS=${KRUST_JOBS:-$(nproc)}
 export PATH="$HOME/.cargo/bin:$PATH"
 
@@ -61,9 +56,8 @@ checkpatch() { PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$@" 2>&1
 
 passed=0
 failed=0
-for p in "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
+while read -r p <&3; do
 	name=$(basename "$p")
-	[ "$name" != 0000-cover-letter.patch ] || continue
 	if ! gitq am -q "$p"; then
 		echo "am-build: FAIL $name: git am"
 		failed=$((failed + 1))
@@ -89,7 +83,7 @@ for p in "$ROOT"/kernel/patches/rust-rdma/0*.patch; do
 		echo "am-build: FAIL $name: ${built:-build failed}, checkpatch --strict: $cp_sum"
 		failed=$((failed + 1))
 	fi
-done
+done 3< <(series_patches)
 grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' .config &&
 	echo "am-build: CONFIG_RUST_RDMA_ABSTRACTIONS=y" ||
 	{ echo "am-build: FAIL: CONFIG_RUST_RDMA_ABSTRACTIONS is not set at the end"; failed=$((failed + 1)); }

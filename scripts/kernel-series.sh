@@ -28,14 +28,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SERIES=$ROOT/kernel/series
 OUT=$ROOT/kernel/patches/rust-rdma
-SRC_TAR=/usr/src/linux-source-6.12.tar.xz
-cache_home=${XDG_CACHE_HOME:-}
-case "$cache_home" in
-/*) ;;
-*) cache_home=$HOME/.cache ;;
-esac
-CACHE=${KRUST_CACHE:-$cache_home/rdma-krust}
-[[ "$CACHE" = /* ]] || CACHE=$PWD/$CACHE
+# SRC_TAR, CACHE, series_patches.
+# shellcheck source=scripts/kernel-common.sh
+. "$ROOT/scripts/kernel-common.sh"
 
 die() {
 	echo "kernel-series: $*" >&2
@@ -132,7 +127,7 @@ check)
 	if ! diff -ru "$OUT" "$tmp/out"; then
 		die "kernel/patches/rust-rdma/ is not what kernel/rust/ and kernel/series/ make: run scripts/kernel-series.sh generate"
 	fi
-	echo "kernel-series: kernel/patches/rust-rdma/ matches its sources ($(find "$OUT" -name '0*.patch' ! -name '0000-*' | wc -l) patches)"
+	echo "kernel-series: kernel/patches/rust-rdma/ matches its sources ($(series_patches | wc -l) patches)"
 	;;
 am-build)
 	exec "$ROOT/scripts/kernel-series-am-build.sh"
