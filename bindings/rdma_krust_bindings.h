@@ -4,7 +4,8 @@
  * calls that the kernel's own bindings do not have. The generated file,
  * bindings/bindings_generated.rs, is made at build time against the headers
  * and .config of the kernel the module is built for, so struct layouts
- * always match that kernel (a lockdep or KASAN build changes them). What is generated is chosen in bindings/bindgen_parameters.
+ * always match that kernel (a lockdep or KASAN build changes them). What is
+ * generated is chosen in bindings/bindgen_parameters.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -13,9 +14,9 @@
 
 /*
  * ib_core and rdma_cm, unless the kernel's own bindings have them
- * (RKRUST_KERNEL_RDMA: the kernel carries the rust-rdma series; Kbuild). The helpers are
- * read from their definitions; Kbuild renames rust_helper_X to X, as the
- * kernel's rust/Makefile does.
+ * (RKRUST_KERNEL_RDMA: the kernel carries the rust-rdma series; Kbuild).
+ * The helpers are read from their definitions; Kbuild renames rust_helper_X
+ * to X, as the kernel's rust/Makefile does.
  */
 #ifndef RKRUST_KERNEL_RDMA
 #include <rdma/ib_verbs.h>

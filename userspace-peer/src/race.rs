@@ -95,11 +95,10 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
         }
         *outcomes.entry(outcome).or_default() += 1;
     }
-    let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "listen-close-race: {} rounds, connects ended: {}",
         a.rounds,
-        list.join(", ")
+        tally(&outcomes)
     );
     println!("slowest {}", slowest.1);
     Ok(())
@@ -139,9 +138,14 @@ pub fn tcp_reset(a: &TcpResetArgs) -> Result<()> {
         };
         *outcomes.entry(outcome).or_default() += 1;
     }
-    let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    println!("tcp-reset: {} connections: {}", a.count, list.join(", "));
+    println!("tcp-reset: {} connections: {}", a.count, tally(&outcomes));
     Ok(())
+}
+
+/// How many of each outcome, `name count, name count`, in name order.
+fn tally(outcomes: &BTreeMap<String, u32>) -> String {
+    let list: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    list.join(", ")
 }
 
 /// Makes the close of `s` send a RST instead of a FIN.
