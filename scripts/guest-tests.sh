@@ -40,6 +40,8 @@ ALL_TESTS=(
 	rmmod_refused_while_open
 	hotplug_second_device
 	kernel_rdma_sample_sees_devices
+	kernel_rdma_doctests
+	kernel_rdma_echo_sample
 	remove_device_under_open_fd
 	kernel_to_kernel_sendrecv
 	polled_connection_sendrecv
@@ -96,6 +98,8 @@ declare -A ALLOC_FAILURES_EXPECTED=(
 # cannot run here (and fails), shown in the test's SKIP line.
 declare -A REQUIRES=(
 	[kernel_rdma_sample_sees_devices]=kernel_rdma_sample_missing
+	[kernel_rdma_doctests]=kernel_rdma_doctests_missing
+	[kernel_rdma_echo_sample]=kernel_rdma_echo_missing
 	[alloc_failure_sweep]=fault_injection_missing
 	[fault_injection]=fault_injection_missing
 )
@@ -113,6 +117,20 @@ boot_log() {
 kernel_rdma_sample_missing() {
 	boot_log | grep -q 'rust_rdma_devices: Rust RDMA device client sample (init)' && return 1
 	echo "the kernel has no kernel::rdma sample (CONFIG_SAMPLE_RUST_RDMA_DEVICES, kernel/patches/rust-rdma)"
+}
+
+# The kernel::rdma doctests: CONFIG_RUST_KERNEL_DOCTESTS makes the kernel
+# crate's examples KUnit tests, which run at boot.
+kernel_rdma_doctests_missing() {
+	boot_log | grep -q 'ok [0-9]* rust_doctest_kernel_rdma_' && return 1
+	echo "the kernel runs no kernel::rdma doctests (CONFIG_RUST_KERNEL_DOCTESTS, kernel/patches/rust-rdma)"
+}
+
+# The series' echo server sample (samples/rust/rust_rdma_echo.rs), built
+# into the test kernels.
+kernel_rdma_echo_missing() {
+	boot_log | grep -q 'rust_rdma_echo: echoing on port 7$' && return 1
+	echo "the kernel has no kernel::rdma echo sample (CONFIG_SAMPLE_RUST_RDMA_ECHO, kernel/patches/rust-rdma)"
 }
 
 # Tests that do not apply to a provider, with the reason, printed in the
@@ -366,6 +384,54 @@ test_kernel_rdma_sample_sees_devices() {
 	wait_for 10 eval "dmesg | grep -q 'rust_rdma_devices: remove ${PROV}18\$'" ||
 		fail "the sample did not log the removal of ${PROV}18"
 	ip link del kv18
+}
+
+# The examples of kernel::rdma ran as KUnit tests at boot: every one of
+# kernel/rust/kernel/rdma/ (two fences an example) passed, and no doctest of
+# the kernel crate failed. Examples that need a device are functions the
+# test compiles but does not call; the runnable ones (access flags, region
+# sizes) check values.
+test_kernel_rdma_doctests() {
+	local log ok failed want
+	log=$(boot_log)
+	ok=$(grep -E 'ok [0-9]+ rust_doctest_kernel_rdma_' <<<"$log" | grep -vc 'not ok' || true)
+	failed=$(grep -c 'not ok [0-9]* rust_doctest_kernel_' <<<"$log" || true)
+	want=$(($(cat "$ROOT"/kernel/rust/kernel/rdma/*.rs | grep -c '^ *///\s*```\s*$') / 2))
+	echo "  kernel::rdma doctests passed: $ok of $want; $(grep -o '# rust_doctests_kernel: .*' <<<"$log" | tail -1)"
+	expect_eq "$failed" 0 "failed kernel crate doctests"
+	expect_eq "$ok" "$want" "kernel::rdma doctests passed"
+}
+
+# The second user of the whole of kernel::rdma: the echo server sample of
+# the series (no unsafe), listening on port 7 of every device since boot.
+# Raw messages from the module and from librdmacm must come back
+# byte for byte, and a connection the client ends must be given back: no
+# queue pair of the sample's is left.
+test_kernel_rdma_echo_sample() {
+	ensure_loaded
+	local from out sizes=1,64,1000,4096,17,4096,333
+	for from in module userspace; do
+		out=$("$TOOL" raw-ping --connect "$IP:7" --sizes $sizes --seed 7 \
+			$([ $from = userspace ] && echo --userspace) 2>&1) ||
+			fail "raw-ping from the $from: $out"
+		expect_eq "$out" "raw-ping ($from): 7 echo(es) checked" "raw-ping from the $from"
+		echo "  $out"
+	done
+	# Three clients at once, each with its own connection.
+	for from in 1 2 3; do
+		"$TOOL" raw-ping --connect "$IP:7" --sizes 4096,4096,4096,4096 --seed $from \
+			>/tmp/echo.$from 2>&1 &
+	done
+	wait
+	for from in 1 2 3; do
+		grep -q '^raw-ping (module): 4 echo(es) checked$' /tmp/echo.$from ||
+			fail "concurrent client $from: $(cat /tmp/echo.$from)"
+	done
+	wait_for 10 eval '! rdma resource show qp | grep -q rust_rdma_echo' ||
+		fail "the sample kept a queue pair: $(rdma resource show qp | grep rust_rdma_echo)"
+	# And it still serves.
+	out=$("$TOOL" raw-ping --connect "$IP:7" --sizes 4096 2>&1) ||
+		fail "raw-ping after the others: $out"
 }
 
 # A device leaves while a file is open; the file keeps working.

@@ -8,7 +8,8 @@
 #
 #   message     the commit message (Signed-off-by added from series/AUTHOR)
 #   files       the new files, tree paths, copied from kernel/<path>
-#   tree.diff   the edits to files the tree already has (a/ b/ prefixes)
+#   tree.diff   the edits to files the tree already has (a/ b/ prefixes):
+#               6.12's own, or files an earlier patch of the series added
 #
 # and kernel/series/cover-letter (first paragraph: its subject).
 #
@@ -47,12 +48,40 @@ gitq() { git -c user.name="$GIT_AUTHOR_NAME" -c user.email="$GIT_AUTHOR_EMAIL" \
 
 patch_dirs() { find "$SERIES" -mindepth 1 -maxdepth 1 -type d -name '[0-9][0-9][0-9][0-9]-*' | sort; }
 
-# The tree files the series edits, from every tree.diff.
+# The files the series adds, from every patch's list.
+added_files() {
+	local d
+	for d in $(patch_dirs); do
+		[ -f "$d/files" ] && grep -v '^$' "$d/files"
+	done | sort -u
+}
+
+# The 6.12 files the series edits, from every tree.diff: what it edits of
+# the files it adds itself is not in 6.12.
 edited_files() {
 	local d
 	for d in $(patch_dirs); do
 		[ -f "$d/tree.diff" ] && sed -n 's|^+++ b/||p' "$d/tree.diff"
-	done | sort -u
+	done | sort -u | comm -23 - <(added_files)
+}
+
+# later_dirs DIR: the patch directories after DIR, the last first.
+later_dirs() {
+	patch_dirs | awk -v d="$1" '$0 > d' | sort -r
+}
+
+# place DIR FILE TREE: kernel/FILE into TREE as patch DIR adds it. kernel/
+# holds the file as the whole series leaves it, so the edits that later
+# patches make to it (their tree.diff) are taken back, the last first.
+place() {
+	local d=$1 f=$2 tree=$3 l
+	mkdir -p "$tree/$(dirname "$f")"
+	cp "$ROOT/kernel/$f" "$tree/$f"
+	for l in $(later_dirs "$d"); do
+		[ -f "$l/tree.diff" ] && grep -qxF "+++ b/$f" "$l/tree.diff" || continue
+		gitq -C "$tree" apply -R --include="$f" "$l/tree.diff" ||
+			die "$l/tree.diff does not take back from kernel/$f"
+	done
 }
 
 # pristine_files DIR: the edited files as 6.12 has them, under DIR; extracted
@@ -82,8 +111,7 @@ make_commits() {
 			while read -r f; do
 				[ -n "$f" ] || continue
 				[ -f "$ROOT/kernel/$f" ] || die "$d/files: kernel/$f missing"
-				mkdir -p "$tree/$(dirname "$f")"
-				cp "$ROOT/kernel/$f" "$tree/$f"
+				place "$d" "$f" "$tree"
 			done <"$d/files"
 		fi
 		[ -f "$d/tree.diff" ] && gitq -C "$tree" apply --whitespace=error "$d/tree.diff"

@@ -11,7 +11,7 @@
 
 use crate::abi;
 use crate::kapi::device as ib;
-use crate::kapi::window::max_window;
+use crate::kapi::mr::max_region;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -52,7 +52,7 @@ impl RdmaDevice {
             max_qp_rd_atom: attrs.max_qp_rd_atom,
             max_qp_init_rd_atom: attrs.max_qp_init_rd_atom,
             atomic_cap: attrs.atomic_cap,
-            max_window: max_window(&attrs, abi::MAX_WINDOW_SIZE as usize) as u64,
+            max_window: max_region(&attrs, abi::MAX_WINDOW_SIZE as usize) as u64,
             ..Default::default()
         };
         let ports = dev.ports();

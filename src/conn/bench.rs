@@ -16,7 +16,8 @@ use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
     misc,
-    verbs::{Access, SendOp, Window},
+    mr::{Access, Region},
+    qp::SendOp,
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
 
@@ -179,7 +180,7 @@ impl Conn {
         gen: u64,
         idx: usize,
         buf: Option<DeviceBuf>,
-        sink: Option<&Arc<Window>>,
+        sink: Option<&Arc<Region>>,
         len: usize,
         op: SendOp,
     ) -> Result {
@@ -212,7 +213,7 @@ impl Conn {
     /// registered once with remote write access and reused (as perftest
     /// registers its buffer once); none elsewhere. They are deregistered
     /// when dropped, after the benchmark.
-    fn bench_sinks(self: &Arc<Self>, b: &abi::Bench, n: usize) -> Result<KVec<Arc<Window>>> {
+    fn bench_sinks(self: &Arc<Self>, b: &abi::Bench, n: usize) -> Result<KVec<Arc<Region>>> {
         let mut sinks = KVec::new();
         if b.op != abi::BENCH_READ {
             return Ok(sinks);
@@ -223,7 +224,7 @@ impl Conn {
         }
         let mut steps = KVec::new();
         for _ in 0..n {
-            let sink = Window::new(&pd, b.size as usize, 0)?;
+            let sink = Region::new(&pd, b.size as usize, 0)?;
             steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
             sinks.push(sink, GFP_KERNEL)?;
         }
@@ -567,9 +568,9 @@ impl Conn {
 
     /// Polls byte `at` of the window memory `win` until the peer's WRITE
     /// has put `tag` there; returns when it saw it. Each look syncs that one
-    /// byte for the CPU, and nothing back (see [`Window::read`]).
+    /// byte for the CPU, and nothing back (see [`Region::read`]).
     /// Completions are reaped meanwhile on a busy-polling connection.
-    fn poll_window(&self, win: &Window, at: usize, tag: u8, timeout: u32) -> Result<i64> {
+    fn poll_window(&self, win: &Region, at: usize, tag: u8, timeout: u32) -> Result<i64> {
         // Jiffies for the deadline: ktime_get() is read only once the tag
         // is there (under TCG each read is an exit to QEMU's HPET).
         let start = misc::jiffies();

@@ -54,7 +54,7 @@ impl Conn {
         let timeout = timeout_of(req.timeout_ms);
         // Owned here until established: an error or a signal drops it, which
         // destroys the QP and the id.
-        let mut id = CmId::new(self.clone())?;
+        let mut id = CmId::new(self.clone(), PortSpace::Tcp, OWNER)?;
         // Before route resolution: rdma_cm derives RoCE's packet lifetime,
         // and with it the CM's own timeouts, from the ACK timeout.
         id.set_ack_timeout(t.ack_timeout)?;
@@ -133,15 +133,16 @@ impl Conn {
             st.info.iwarp = u32::from(dev.is_iwarp());
             st.polled
         };
-        let qp = id.create_qp(QpCaps {
+        let caps = QpCaps {
             send_wr: SEND_DEPTH,
             recv_wr: RECV_DEPTH,
-            reaping: if polled {
-                Reaping::Direct
-            } else {
-                Reaping::Workqueue
-            },
-        })?;
+        };
+        let poll = if polled {
+            PollContext::Direct
+        } else {
+            PollContext::Workqueue
+        };
+        let qp = id.create_qp(caps, poll, OWNER)?;
         self.post_initial_recvs(qp, dev)?;
         self.attach(dev)?;
         Ok(ConnParam {
@@ -174,7 +175,7 @@ impl Conn {
             st.listen_caps = (req.responder_resources, req.initiator_depth);
             st.listen_transport = t;
         }
-        let listener = CmId::new(self.clone()).and_then(|id| {
+        let listener = CmId::new(self.clone(), PortSpace::Tcp, OWNER).and_then(|id| {
             id.listen(&addr, 4)?;
             Ok(id)
         });

@@ -32,11 +32,17 @@
 
 use crate::abi::{self, WireHdr};
 use crate::kapi::{
-    cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, SockAddr},
+    cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
+    cq::PollContext,
     device::DeviceRef,
     dma::{CpuBuf, DeviceBuf, Direction},
     errno, misc,
-    verbs::{Access, CompletionHandler, Pd, Qp, QpCaps, Reaping, SendOp, Wc, Window, WorkCtx},
+    mr::{Access, Region},
+    pd::Pd,
+    qp::{Qp, QpCaps, SendOp},
+    wc::Wc,
+    work::{CompletionHandler, WorkCtx},
+    OWNER,
 };
 use crate::registry::{DeviceUser, Registry};
 
@@ -596,13 +602,13 @@ impl Conn {
 impl CompletionHandler for Conn {
     type Ctx = Work;
 
-    fn complete(&self, wc: &Wc, ctx: Work) {
-        let mut st = self.st.lock();
+    fn complete(this: &Arc<Self>, wc: &Wc, ctx: Work) {
+        let mut st = this.st.lock();
         match ctx {
-            Work::Recv(buf) => self.complete_recv(&mut st, wc, buf),
+            Work::Recv(buf) => this.complete_recv(&mut st, wc, buf),
             Work::Send(buf, _) => {
                 drop(buf);
-                self.complete_send(&mut st, wc);
+                this.complete_send(&mut st, wc);
             }
             Work::Op { gen, idx, buf, .. } => Self::complete_op(&mut st, wc, gen, idx, buf),
         }
@@ -615,9 +621,9 @@ impl CompletionHandler for Conn {
         // error state every posted request completes, flushed.
         let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
         // A polled connection's handlers run under `ep`, in `reap`, which
-        // pays the debt itself.
+        // pays the debt itthis.
         let hang_up = st.msg.hang_up && !st.polled;
-        self.cv.notify_all();
+        this.cv.notify_all();
         drop(st);
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's
@@ -629,7 +635,7 @@ impl CompletionHandler for Conn {
         }
         // On ib_core's workqueue, which no holder of `ep` waits for.
         if hang_up {
-            self.hang_up_if_owed(&self.ep.lock());
+            this.hang_up_if_owed(&this.ep.lock());
         }
     }
 }

@@ -16,12 +16,12 @@ pub(super) enum Step {
     /// A send-queue operation with its buffer.
     Send(SendOp, Option<DeviceBuf>, usize),
     /// Register a window's region.
-    Reg(Arc<Window>, Access),
+    Reg(Arc<Region>, Access),
     /// Invalidate a window's key.
-    Inv(Arc<Window>),
+    Inv(Arc<Region>),
     /// RDMA READ of `len` bytes from (address, key) into a registered
     /// window, invalidating its key as it completes: iWARP's READ sink.
-    ReadInto(Arc<Window>, u64, u32, usize),
+    ReadInto(Arc<Region>, u64, u32, usize),
 }
 
 /// The state of the connection's current one-sided operation.
@@ -257,7 +257,7 @@ impl Conn {
             let mut off = 0;
             while off < len {
                 let chunk = (len - off).min(OP_CHUNK);
-                let sink = Window::new(&pd, chunk, 0)?;
+                let sink = Region::new(&pd, chunk, 0)?;
                 let remote_addr = r.remote_addr.wrapping_add(off as u64);
                 steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
                 steps.push(

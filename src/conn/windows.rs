@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Windows: kernel memory exposed to the peer through its own registered
-//! region (`kapi::verbs::Window`), revoked by invalidating its key, and
+//! region (`kernel::rdma::mr::Region`), revoked by invalidating its key, and
 //! copied to and from user memory by range (`Documentation/dma.rst`).
 //!
 //! State: `Conn::windows`, [`abi::MAX_WINDOWS`] slots under their own lock,
@@ -15,7 +15,7 @@ use super::*;
 pub(super) struct Exposed {
     /// Memory and region together; a copy takes a count of its own for one
     /// chunk, so it runs without the `windows` lock.
-    pub(super) mem: Arc<Window>,
+    pub(super) mem: Arc<Region>,
     /// Registered and not revoked. A window whose registration or revocation
     /// did not finish stays here, unusable for copies, until a revoke that
     /// completes or the connection's teardown frees it (its memory must
@@ -58,7 +58,7 @@ impl Windows {
 
     /// Puts `mem` in slot `id`, not live yet; `Ok(false)`, and nothing
     /// stored, once sealed.
-    fn install(&mut self, id: usize, mem: &Arc<Window>) -> Result<bool> {
+    fn install(&mut self, id: usize, mem: &Arc<Region>) -> Result<bool> {
         if self.sealed {
             return Ok(false);
         }
@@ -132,7 +132,7 @@ impl Conn {
         // its slot.
         let id = self.windows.lock().free_id().ok_or(ENOSPC)?;
         // Not a kernel address: the window id in the high bits.
-        let mem = Window::new(&pd, e.len as usize, (id as u64 + 1) << 32)?;
+        let mem = Region::new(&pd, e.len as usize, (id as u64 + 1) << 32)?;
         let (addr, rkey) = (mem.iova(), mem.rkey());
         // Refused once the connection is torn down (`Windows::seal`), which
         // closed it first.
@@ -150,7 +150,7 @@ impl Conn {
 
     /// The memory of live window `id`, if it has at least `len` bytes, and
     /// its serial.
-    pub(super) fn window(&self, id: u32, len: usize) -> Result<Arc<Window>> {
+    pub(super) fn window(&self, id: u32, len: usize) -> Result<Arc<Region>> {
         Ok(self.window_serial(id, len, None)?.0)
     }
 
@@ -163,7 +163,7 @@ impl Conn {
         id: u32,
         len: usize,
         serial: Option<u64>,
-    ) -> Result<(Arc<Window>, u64)> {
+    ) -> Result<(Arc<Region>, u64)> {
         let (found, sealed) = {
             let windows = self.windows.lock();
             let found = windows
@@ -223,7 +223,7 @@ impl Conn {
 
     /// `IOCTL_WINDOW_READ` / `IOCTL_WINDOW_WRITE`: copy between a window and
     /// user memory through a kernel bounce buffer, a chunk at a time (the
-    /// window is only ever copied by range, see [`Window`]). Each chunk
+    /// window is only ever copied by range, see [`Region`]). Each chunk
     /// takes the window for its copy to or from the bounce buffer only,
     /// never across the user copy: a user copy that stalls (userfaultfd)
     /// holds up neither the `windows` lock nor the window's device, whose

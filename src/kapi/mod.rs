@@ -6,8 +6,11 @@
 //! a private submodule here. Everything above it (the device registry, the
 //! char device, later connections) is written against these types only.
 //!
-//! - [`device`]: RDMA devices and `ib_client` registrations (the kernel's
-//!   `kernel::rdma::device`, `kernel/rust/kernel/rdma/device.rs`).
+//! - `kernel::rdma` ([`device`], [`cm`], [`qp`], [`cq`], [`pd`], [`mr`],
+//!   [`dma`], [`work`], [`wc`]): RDMA devices and `ib_client`
+//!   registrations, RDMA/CM ids, queue pairs and work requests, completion
+//!   queues, protection domains, fast-registration regions and DMA-mapped
+//!   buffers, from the kernel (one source: `kernel/rust/kernel/rdma/`).
 //! - [`misc`]: a misc character device with Rust file operations.
 
 // The module's own bindings (`bindings/`): the misc device, its helpers,
@@ -25,26 +28,21 @@ use kernel::bindings;
 #[cfg(not(rkrust_kernel_rdma))]
 use sys as bindings;
 
-/// The owner name ib_core and rdma_cm record for what this layer creates
+/// The owner name ib_core and rdma_cm record for what the module creates
 /// (`rdma resource show`), as the C macros pass `KBUILD_MODNAME`.
-const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
+pub(crate) const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
 
-pub(crate) mod cm;
-pub(crate) mod dma;
 pub(crate) mod errno;
+pub(crate) mod misc;
+
 // What the kernel::rdma series has moved into the kernel (one source:
 // `kernel/rust/kernel/rdma/`): the kernel's, where it carries the series;
 // else the same files built here, whose `pub` items are the kernel crate's
-// API (hence `unreachable_pub` allowed).
+// API, of which the module uses a part (hence `unreachable_pub` and
+// `dead_code` allowed).
 #[cfg(rkrust_kernel_rdma)]
-pub(crate) use kernel::rdma::device;
+use kernel::rdma;
 #[cfg(not(rkrust_kernel_rdma))]
-#[allow(unreachable_pub)]
-#[path = "../../kernel/rust/kernel/rdma/device.rs"]
-pub(crate) mod device;
-pub(crate) mod misc;
-pub(crate) mod pd;
-pub(crate) mod verbs;
-pub(crate) mod wc;
-pub(crate) mod window;
-pub(crate) mod work;
+#[allow(unreachable_pub, dead_code)]
+mod rdma;
+pub(crate) use rdma::{cm, cq, device, dma, mr, pd, qp, wc, work};

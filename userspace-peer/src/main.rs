@@ -23,6 +23,7 @@ mod pattern;
 #[cfg(feature = "plot")]
 mod plot;
 mod race;
+mod rawping;
 mod rping;
 mod scenario;
 mod stress;
@@ -229,6 +230,25 @@ pub enum Cmd {
         /// Send every message back to back, then wait for a sink's count.
         #[arg(long)]
         one_way: bool,
+    },
+    /// Raw messages to an echo server (the kernel::rdma echo sample), each
+    /// echo checked: from the module, or with --userspace from librdmacm.
+    RawPing {
+        /// The echo server.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// Message sizes, one message each (at most the server's receive).
+        #[arg(long, value_delimiter = ',', default_value = "64")]
+        sizes: Vec<u64>,
+        /// Pattern seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Connect from userspace (librdmacm) instead of the module.
+        #[arg(long)]
+        userspace: bool,
+        /// Milliseconds for each step of connecting (the module's).
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u32,
     },
     /// Userspace initiator: connect to a target and run a scenario.
     Initiate(InitiatorArgs),
@@ -715,6 +735,22 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 scenario::ping(&peer, &sizes, seed)
             }
+        }
+        Cmd::RawPing {
+            connect,
+            sizes,
+            seed,
+            userspace,
+            timeout_ms,
+        } => {
+            if userspace {
+                rawping::userspace(connect, &sizes, seed)?;
+            } else {
+                rawping::kernel(&open_dev(&o)?, connect, &sizes, seed, timeout_ms)?;
+            }
+            let from = if userspace { "userspace" } else { "module" };
+            println!("raw-ping ({from}): {} echo(es) checked", sizes.len());
+            Ok(())
         }
         Cmd::Initiate(a) => {
             let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;

@@ -121,8 +121,11 @@ struct State {
     pending_grant: u32,
     peer_low: bool,
     /// Received data fragments: (receive slot, length, header), each
-    /// checked by `wire`.
+    /// checked by `wire`; on a raw connection every received buffer, with
+    /// a default header.
     rx: VecDeque<(usize, usize, WireHdr)>,
+    /// A raw connection (`connect_raw`): no header, no credits.
+    raw: bool,
     /// The peer's message stream as checked so far.
     wire: abi::WireRx,
     sends_inflight: u32,
@@ -466,6 +469,10 @@ impl UPeer {
                     return Ok(()); // Nothing more is read after a failure.
                 }
                 let len = (wc.byte_len as usize).min(RECV_BUF);
+                if st.raw {
+                    st.rx.push_back((idx, len, WireHdr::default()));
+                    return Ok(());
+                }
                 let credits = st.credits;
                 let checked = st.wire.check(
                     &self.recv.buf.borrow()[idx * RECV_BUF..idx * RECV_BUF + len],
@@ -627,9 +634,36 @@ impl UPeer {
     }
 }
 
-/// What a hostile peer (`rdma-krust hostile`) needs: SENDs of any bytes,
-/// outside the protocol and its credits.
+/// What a hostile peer (`rdma-krust hostile`) and a raw client
+/// (`rdma-krust raw-ping`) need: SENDs and receives of any bytes, outside
+/// the protocol and its credits.
 impl UPeer {
+    /// Connects to `addr` for raw messages: every SEND is the caller's
+    /// bytes, every receive one buffer of the other side's (`recv_wire`);
+    /// the receives this side posted stay its only flow control.
+    pub fn connect_raw(addr: &abi::Addr) -> Result<Self> {
+        let peer = Self::connect(addr, 0, 0)?;
+        // Nothing was received yet: completions are reaped only by waits.
+        peer.st.borrow_mut().raw = true;
+        Ok(peer)
+    }
+
+    /// On a raw connection, waits for the next received buffer and copies
+    /// it into `buf`; returns its length. The receive is posted again.
+    pub fn recv_wire(&self, buf: &mut [u8]) -> Result<usize> {
+        if !self.st.borrow().raw {
+            bail!("recv_wire: not a raw connection");
+        }
+        self.wait("receive", |st| !st.rx.is_empty())?;
+        let (slot, len, _) = self.st.borrow_mut().rx.pop_front().context("no receive")?;
+        let Some(dst) = buf.get_mut(..len) else {
+            bail!("a message of {len} bytes does not fit in {}", buf.len());
+        };
+        dst.copy_from_slice(&self.recv.buf.borrow()[slot * RECV_BUF..slot * RECV_BUF + len]);
+        self.post_recv(slot)?;
+        Ok(len)
+    }
+
     /// The connection runs over iWARP, where the side that connected must
     /// send first (MPA, RFC 5044): a responder's first FPDU that reaches the
     /// initiator before it has taken in the MPA reply fails the initiator's

@@ -1,25 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Verbs objects: protection domain, completion queue, RC queue pair, and
-//! work requests whose buffers the queue pair owns while they are posted.
+//! Reliable-connected queue pairs and the work requests posted on them.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! Completions use `struct ib_cqe`, never a raw CQ event handler: rxe calls
 //! raw handlers with the CQ lock held, and polling or re-arming from there
-//! deadlocks. A CQ is reaped either by ib_core's completion workqueue
-//! ([`Reaping::Workqueue`]) or by its owner's threads ([`Reaping::Direct`],
-//! [`Qp::reap`]); either way handlers run in process context, so they may
-//! take the same mutexes as ioctls (6.12's Rust `SpinLock` has no `_bh`
-//! variant that a softirq handler would need).
+//! deadlocks. A QP's CQ is reaped by ib_core's completion workqueue
+//! ([`PollContext::Workqueue`], [`PollContext::UnboundWorkqueue`]) or by its
+//! owner's threads ([`PollContext::Direct`], [`Qp::reap`]), never in a
+//! softirq: completion handlers run in process context, so they may take
+//! the mutexes the rest of their consumer takes.
 //!
-//! Ownership of a work request: posting moves a context (`H::Ctx`, which owns
-//! the request's `DeviceBuf`) into a heap box whose `ib_cqe` is the request's
-//! `wr_cqe`. The completion gives the box back to [`CompletionHandler::complete`].
-//! The queue pair is drained before it is destroyed, so every posted context
-//! comes back exactly once, and no buffer can be freed while the device may
-//! still touch it. The boxes, their trampoline and the queue slots are in
-//! [`super::work`].
+//! Ownership of a work request: posting moves a context (`H::Ctx`, which
+//! owns the request's [`DeviceBuf`]) into a heap box whose `ib_cqe` is the
+//! request's `wr_cqe`. The completion gives the box back to
+//! [`CompletionHandler::complete`]. The queue pair is drained before it is
+//! destroyed, so every posted context comes back exactly once, and no
+//! buffer can be freed while the device may still touch it. The boxes,
+//! their trampoline and the queue slots are in [`super::work`].
+//!
+//! [`DeviceBuf`]: super::dma::DeviceBuf
 
 use super::bindings;
 use core::{
@@ -29,16 +30,15 @@ use core::{
 };
 use kernel::{error::to_result, prelude::*, sync::Arc};
 
-pub(crate) use super::pd::{Cq, Pd, Reaping};
+use super::cq::{Cq, PollContext};
+use super::mr::{Access, Region};
+use super::pd::Pd;
 use super::wc::modify_qp_err;
-pub(crate) use super::wc::Wc;
-pub(crate) use super::window::{Access, Window};
-use super::work::{work_done, Slot, Slots, Work};
-pub(crate) use super::work::{CompletionHandler, PreparedSend, WorkCtx};
+use super::work::{work_done, CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx};
 
 /// The operation of a send-queue work request.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum SendOp {
+pub enum SendOp {
     /// A SEND of the context's buffer.
     Send,
     /// RDMA WRITE of the context's buffer to `remote_addr` under `rkey`.
@@ -77,35 +77,52 @@ pub(crate) enum SendOp {
     },
 }
 
-/// Capacities of a queue pair.
+/// Capacities of a queue pair: how many requests each queue holds.
+///
+/// The QP's CQ must have room for both, plus the two completions of
+/// `ib_drain_qp()`'s markers, for every QP that shares it: posts are
+/// counted against these depths ([`Qp::post_send`] fails with `ENOBUFS`
+/// when the send queue is full), so such a CQ never overflows.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct QpCaps {
+pub struct QpCaps {
     /// Send queue depth.
-    pub(crate) send_wr: u32,
+    pub send_wr: u32,
     /// Receive queue depth.
-    pub(crate) recv_wr: u32,
-    /// How completions are reaped.
-    pub(crate) reaping: Reaping,
+    pub recv_wr: u32,
 }
 
-/// An RC queue pair created through an rdma_cm id, with its CQ and PD.
+impl QpCaps {
+    /// The CQ entries a QP of these capacities needs: both queues and the
+    /// drain markers.
+    pub fn cq_entries(&self) -> Result<u32> {
+        self.send_wr
+            .checked_add(self.recv_wr)
+            .and_then(|d| d.checked_add(2))
+            .ok_or(EINVAL)
+    }
+}
+
+/// An RC queue pair created through an rdma_cm id ([`super::cm::CmId`]),
+/// with the CQ and PD it uses, which it keeps.
 ///
 /// Dropping it drains the QP (every posted context completes, flushed if
-/// need be), destroys the QP, then frees the CQ and the PD, in that order.
+/// need be), destroys the QP, then drops its hold on the CQ and the PD, in
+/// that order.
 ///
 /// # Invariants
 ///
-/// `qp` is the QP `rdma_create_qp()` created on `id` with `pd` and `cq`;
-/// `id` outlives this object (the owner, [`super::cm::CmId`], drops the QP
-/// before destroying the id).
-pub(crate) struct Qp {
+/// `qp` is the QP `rdma_create_qp()` created on `id` with `pd` and `cq`,
+/// whose poll context is not [`PollContext::Softirq`]; `id` outlives this
+/// object (the owner, [`super::cm::CmId`], drops the QP before destroying
+/// the id).
+pub struct Qp {
     qp: NonNull<bindings::ib_qp>,
     id: NonNull<bindings::rdma_cm_id>,
     /// Free slots of each queue, as asked for: what the CQ was sized for.
     slots: Arc<Slots>,
     // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
     // while memory regions hold it).
-    cq: ManuallyDrop<Cq>,
+    cq: ManuallyDrop<Arc<Cq>>,
     pd: ManuallyDrop<Arc<Pd>>,
 }
 
@@ -117,19 +134,19 @@ unsafe impl Sync for Qp {}
 
 /// A QP's attributes as [`Qp::attrs`] reads them back.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct QpAttrs {
+pub struct QpAttrs {
     /// READ/atomic requests it may have outstanding.
-    pub(crate) max_rd_atomic: u32,
+    pub max_rd_atomic: u32,
     /// READ/atomic requests it serves.
-    pub(crate) max_dest_rd_atomic: u32,
+    pub max_dest_rd_atomic: u32,
     /// Local ACK timeout exponent (4.096 us * 2^n).
-    pub(crate) ack_timeout: u8,
+    pub ack_timeout: u8,
     /// Transport retries.
-    pub(crate) retry_count: u8,
+    pub retry_count: u8,
     /// RNR retries (7: forever).
-    pub(crate) rnr_retry: u8,
+    pub rnr_retry: u8,
     /// RNR NAK timer code it asks its peer to wait.
-    pub(crate) min_rnr_timer: u8,
+    pub min_rnr_timer: u8,
 }
 
 /// `ib_qp_init_attr::event_handler` of every QP: an asynchronous event of
@@ -155,23 +172,27 @@ unsafe extern "C" fn qp_event(ev: *mut bindings::ib_event, ctx: *mut core::ffi::
 }
 
 impl Qp {
-    /// Creates the QP on `id`.
+    /// Creates the QP on `id`, its send and receive queues completing on
+    /// `cq`. `EINVAL` for a softirq CQ: handlers may sleep.
     ///
     /// # Safety
     ///
-    /// `id` must be a valid cm id bound to `pd`'s device that outlives the
-    /// returned object.
+    /// `id` must be a valid cm id bound to the device of `pd` and `cq` that
+    /// outlives the returned object.
     pub(super) unsafe fn create(
         id: NonNull<bindings::rdma_cm_id>,
         pd: Arc<Pd>,
-        cq: Cq,
+        cq: Arc<Cq>,
         caps: QpCaps,
     ) -> Result<Self> {
+        if cq.poll_context() == PollContext::Softirq {
+            return Err(EINVAL);
+        }
         // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks
         // until set below).
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
-        attr.send_cq = cq.ptr.as_ptr();
-        attr.recv_cq = cq.ptr.as_ptr();
+        attr.send_cq = cq.as_raw();
+        attr.recv_cq = cq.as_raw();
         // One more of each for `ib_drain_qp()`'s marker requests.
         attr.cap.max_send_wr = caps.send_wr.checked_add(1).ok_or(EINVAL)?;
         attr.cap.max_recv_wr = caps.recv_wr.checked_add(1).ok_or(EINVAL)?;
@@ -183,7 +204,7 @@ impl Qp {
         attr.qp_context = id.as_ptr().cast();
         // The provider may have rounded the queues up (`attr.cap` says by
         // how much), but the CQ holds only what was asked for: posts are
-        // counted against that, so the CQ cannot overflow. Allocated before
+        // counted against that, so the CQ cannot overflow (`QpCaps`). Allocated before
         // the QP: once the QP exists nothing may fail before `Self` owns it
         // (the CQ and PD would be freed under it, and it never destroyed).
         let slots = Arc::new(
@@ -214,35 +235,28 @@ impl Qp {
     }
 
     /// The PD the QP is in.
-    pub(crate) fn pd(&self) -> &Arc<Pd> {
+    pub fn pd(&self) -> &Arc<Pd> {
         &self.pd
     }
 
     /// Runs the handlers of up to `budget` completions in this thread;
-    /// returns how many ran. Only for a [`Reaping::Direct`] CQ (`EINVAL`
-    /// otherwise). Callers serialize it, so that completions are handled in
-    /// the order the device produced them.
-    pub(crate) fn reap(&self, budget: u32) -> Result<u32> {
-        if self.cq.mode != Reaping::Direct {
-            return Err(EINVAL);
-        }
-        let budget = i32::try_from(budget).map_err(|_| EINVAL)?;
-        // SAFETY: the CQ is valid and of the direct poll context (type
-        // invariant); handlers may run here, in process context.
-        let n = unsafe { bindings::ib_process_cq_direct(self.cq.ptr.as_ptr(), budget) };
-        Ok(n.max(0) as u32)
+    /// returns how many ran. Only for a [`PollContext::Direct`] CQ
+    /// (`EINVAL` otherwise). Callers serialize it, so that completions are
+    /// handled in the order the device produced them.
+    pub fn reap(&self, budget: u32) -> Result<u32> {
+        self.cq.process_direct(budget)
     }
 
     /// Moves the QP to the error state: every request still posted
     /// completes, flushed, and later posts complete at once, flushed.
-    pub(crate) fn fail(&self) -> Result {
+    pub fn fail(&self) -> Result {
         // SAFETY: the QP is valid (type invariant).
         unsafe { modify_qp_err(self.qp) }
     }
 
     /// What the QP was programmed with, read back (`ib_query_qp()`): the
     /// ground truth of the negotiation and of the transport settings.
-    pub(crate) fn attrs(&self) -> Result<QpAttrs> {
+    pub fn attrs(&self) -> Result<QpAttrs> {
         // SAFETY: zero is valid for both attribute structures.
         let mut attr: bindings::ib_qp_attr = unsafe { core::mem::zeroed() };
         // SAFETY: as above.
@@ -269,7 +283,7 @@ impl Qp {
     }
 
     /// Posts a receive into `ctx`'s buffer. On failure `ctx` is given back.
-    pub(crate) fn post_recv<H: CompletionHandler>(
+    pub fn post_recv<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
@@ -305,7 +319,7 @@ impl Qp {
     /// Every request is signaled: `ctx` (its buffer, its mapping, a count
     /// of the handler) comes back only through a completion, and an
     /// unsignaled request that succeeds has none.
-    pub(crate) fn post_send<H: CompletionHandler>(
+    pub fn post_send<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
@@ -317,7 +331,7 @@ impl Qp {
     /// Makes a send-queue request ready to post: takes its slot and
     /// allocates its box. On failure (`ENOBUFS`, `ENOMEM`) `ctx` is given
     /// back.
-    pub(crate) fn prepare_send<H: CompletionHandler>(
+    pub fn prepare_send<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
@@ -331,7 +345,7 @@ impl Qp {
     /// Posts a request [`Qp::prepare_send`] made ready on this QP (`EINVAL`
     /// for another QP's). Allocates nothing: it fails only where the
     /// provider refuses the request. On failure the context is given back.
-    pub(crate) fn post_prepared<H: CompletionHandler>(
+    pub fn post_prepared<H: CompletionHandler>(
         &self,
         p: PreparedSend<H>,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
@@ -408,27 +422,27 @@ impl Qp {
         unsafe { self.post_send_wr(&atomic.wr, work) }
     }
 
-    /// Posts the fast registration of `window`'s region with the remote
+    /// Posts the fast registration of `region` with the remote
     /// access `access`. On failure `ctx` is given back.
-    pub(crate) fn post_reg_mr<H: CompletionHandler>(
+    pub fn post_reg_mr<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
-        window: &Arc<Window>,
+        region: &Arc<Region>,
         access: Access,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the window alive
+        // SAFETY: `work` is a valid leaked box; it keeps the region alive
         // until the request completes.
-        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
+        unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         // SAFETY: zero is a valid `ib_reg_wr`.
         let mut wr: bindings::ib_reg_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a valid leaked box.
         wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.mr = window.mr_raw();
-        wr.key = window.rkey();
+        wr.mr = region.mr_raw();
+        wr.key = region.rkey();
         wr.access = access.reg_flags() as i32;
         // SAFETY: a registration request naming `work`'s cqe and an MR that
         // `work` keeps alive, with its memory.
@@ -436,34 +450,34 @@ impl Qp {
     }
 
     /// Posts an RDMA READ of `len` bytes from `remote_addr` under `rkey`
-    /// into the first `len` bytes of `window`, whose region must be
-    /// registered with remote write access: the sink an iWARP READ needs
+    /// into the first `len` bytes of `region`, which must be registered
+    /// with remote write access: the sink an iWARP READ needs
     /// ([`super::device::Device::is_iwarp`]). With `invalidate` the READ also
     /// invalidates the sink's key when it completes
     /// (`IB_WR_RDMA_READ_WITH_INV`, iWARP only), so the peer can no longer
     /// write there. On failure `ctx` is given back.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn post_read_into<H: CompletionHandler>(
+    pub fn post_read_into<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
-        window: &Arc<Window>,
+        region: &Arc<Region>,
         len: usize,
         remote_addr: u64,
         rkey: u32,
         invalidate: bool,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        if len == 0 || len > window.len() {
+        if len == 0 || len > region.len() {
             return Err((EINVAL, ctx));
         }
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the window, memory
-        // and region, alive until the READ completes.
-        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
+        // SAFETY: `work` is a valid leaked box; it keeps the region, memory
+        // and keys, alive until the READ completes.
+        unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         let mut sge = bindings::ib_sge {
-            addr: window.iova(),
+            addr: region.iova(),
             length: len as u32,
-            lkey: window.lkey(),
+            lkey: region.lkey(),
         };
         // SAFETY: zero is a valid `ib_rdma_wr`.
         let mut wr: bindings::ib_rdma_wr = unsafe { core::mem::zeroed() };
@@ -474,35 +488,35 @@ impl Qp {
         wr.wr.num_sge = 1;
         if invalidate {
             wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_RDMA_READ_WITH_INV;
-            wr.wr.ex.invalidate_rkey = window.lkey();
+            wr.wr.ex.invalidate_rkey = region.lkey();
         } else {
             wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_RDMA_READ;
         }
         wr.remote_addr = remote_addr;
         wr.rkey = rkey;
-        // SAFETY: a READ naming `work`'s cqe and, through the window's key,
+        // SAFETY: a READ naming `work`'s cqe and, through the region's key,
         // memory that `work` keeps alive; `sge` outlives the call.
         unsafe { self.post_send_wr(&wr.wr, work) }
     }
 
-    /// Posts a local invalidation of `window`'s current key: after it
+    /// Posts a local invalidation of `region`'s current key: after it
     /// completes, no peer can use the key. On failure `ctx` is given back.
-    pub(crate) fn post_local_inv<H: CompletionHandler>(
+    pub fn post_local_inv<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
-        window: &Arc<Window>,
+        region: &Arc<Region>,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the window alive.
-        unsafe { (*work.as_ptr()).window = Some(window.clone()) };
+        // SAFETY: `work` is a valid leaked box; it keeps the region alive.
+        unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         // SAFETY: zero is a valid `ib_send_wr`.
         let mut wr: bindings::ib_send_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a valid leaked box.
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        wr.ex.invalidate_rkey = window.rkey();
+        wr.ex.invalidate_rkey = region.rkey();
         // SAFETY: an invalidation request naming `work`'s cqe.
         unsafe { self.post_send_wr(&wr, work) }
     }
@@ -555,7 +569,7 @@ impl Qp {
             cqe,
             handler: handler.clone(),
             ctx,
-            window: None,
+            region: None,
             slot,
         });
         // SAFETY: `KBox::into_raw` never returns null.
@@ -604,7 +618,7 @@ impl Drop for Qp {
         // SAFETY: `id` is valid and owns this QP (type invariant).
         unsafe { bindings::rdma_destroy_qp(self.id.as_ptr()) };
         // SAFETY: the QP that used them is gone; each is dropped once, here.
-        // The PD itself goes when the last memory region holding it does.
+        // The CQ and PD themselves go with the last object holding them.
         unsafe {
             ManuallyDrop::drop(&mut self.cq);
             ManuallyDrop::drop(&mut self.pd);

@@ -4,14 +4,14 @@
 //! carries, the heap box whose `ib_cqe` is the request's `wr_cqe`, the
 //! completion trampoline that gives the box back exactly once, the queue
 //! slots a request holds while posted, and requests made ready to post
-//! ([`PreparedSend`]). [`super::verbs::Qp`] posts them.
+//! ([`PreparedSend`]). [`super::qp::Qp`] posts them.
 
 use super::bindings;
 use super::dma::DeviceBuf;
 use super::errno;
-use super::verbs::SendOp;
+use super::mr::Region;
+use super::qp::SendOp;
 use super::wc::Wc;
-use super::window::Window;
 use core::{
     mem::ManuallyDrop,
     ptr::NonNull,
@@ -20,21 +20,22 @@ use core::{
 use kernel::{prelude::*, sync::Arc};
 
 /// The context a posted work request carries: it owns the request's buffer.
-pub(crate) trait WorkCtx: Send {
+pub trait WorkCtx: Send {
     /// The buffer of the request's single scatter/gather entry and how many
     /// of its bytes to use; `None` for a request without data.
     fn sge(&self) -> Option<(&DeviceBuf, usize)>;
 }
 
 /// Receives completions of the work requests posted with it.
-pub(crate) trait CompletionHandler: Send + Sync + 'static {
+pub trait CompletionHandler: Send + Sync + 'static {
     /// What travels with each work request.
     type Ctx: WorkCtx;
 
     /// A work request completed (successfully, with an error, or flushed).
-    /// Runs on ib_core's completion workqueue: may take mutexes, must not
-    /// block for long.
-    fn complete(&self, wc: &Wc, ctx: Self::Ctx);
+    /// Runs in process context, on ib_core's completion workqueue or in a
+    /// thread reaping a direct CQ ([`super::qp::Qp::reap`]): may take
+    /// mutexes, must not block for long.
+    fn complete(this: &Arc<Self>, wc: &Wc, ctx: Self::Ctx);
 }
 
 /// One posted work request: its `ib_cqe` first, so `container_of` is a cast.
@@ -51,9 +52,9 @@ pub(super) struct Work<H: CompletionHandler> {
     pub(super) cqe: bindings::ib_cqe,
     pub(super) handler: Arc<H>,
     pub(super) ctx: H::Ctx,
-    /// The window whose region the request names (registration,
-    /// invalidation), kept alive, memory and region, until it completes.
-    pub(super) window: Option<Arc<Window>>,
+    /// The region the request names (registration, invalidation, a READ's
+    /// sink), kept alive, memory and keys, until it completes.
+    pub(super) region: Option<Arc<Region>>,
     /// The queue slot the request holds, given back when it completes.
     pub(super) slot: Slot,
 }
@@ -111,9 +112,9 @@ impl Drop for Slot {
 /// `work` is a live box from `Qp::box_work`, not posted, owned by this
 /// object alone.
 ///
-/// [`Qp::prepare_send`]: super::verbs::Qp::prepare_send
-/// [`Qp::post_prepared`]: super::verbs::Qp::post_prepared
-pub(crate) struct PreparedSend<H: CompletionHandler> {
+/// [`Qp::prepare_send`]: super::qp::Qp::prepare_send
+/// [`Qp::post_prepared`]: super::qp::Qp::post_prepared
+pub struct PreparedSend<H: CompletionHandler> {
     pub(super) work: NonNull<Work<H>>,
     pub(super) op: SendOp,
 }
@@ -124,7 +125,7 @@ unsafe impl<H: CompletionHandler> Send for PreparedSend<H> {}
 
 impl<H: CompletionHandler> PreparedSend<H> {
     /// Gives the context back, unposted; the slot is freed.
-    pub(crate) fn into_ctx(self) -> H::Ctx {
+    pub fn into_ctx(self) -> H::Ctx {
         let this = ManuallyDrop::new(self);
         // SAFETY: a live, unposted box that `this` owns (type invariant);
         // `this` is not dropped, so the box is taken back once.
@@ -141,13 +142,13 @@ impl<H: CompletionHandler> Drop for PreparedSend<H> {
     }
 }
 
-/// `ib_cqe::done` of every work request posted through this module.
+/// `ib_cqe::done` of every work request posted through [`super::qp::Qp`].
 ///
 /// # Safety
 ///
 /// Called by ib_core only, with a completion whose `wr_cqe` is the `cqe`
-/// field of a `Work<H>` leaked by [`Qp::post_send`](super::verbs::Qp::post_send) or
-/// [`Qp::post_recv`](super::verbs::Qp::post_recv).
+/// field of a `Work<H>` leaked by [`Qp::post_send`](super::qp::Qp::post_send) or
+/// [`Qp::post_recv`](super::qp::Qp::post_recv).
 pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     _cq: *mut bindings::ib_cq,
     wc: *mut bindings::ib_wc,
@@ -163,7 +164,7 @@ pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     let Work {
         handler,
         ctx,
-        window,
+        region,
         slot,
         ..
     } = KBox::into_inner(work);
@@ -171,6 +172,6 @@ pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     // SAFETY: ib_core is handing `wc` to this callback; the handler gets
     // `&Wc` for the call only.
     let wc = unsafe { Wc::new(wc) };
-    handler.complete(&wc, ctx);
-    drop(window);
+    H::complete(&handler, &wc, ctx);
+    drop(region);
 }

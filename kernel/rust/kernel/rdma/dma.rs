@@ -12,17 +12,17 @@
 //! at; it has no way to reach the bytes. [`CpuBuf`] derefs to the bytes and has
 //! no DMA address. The only ways between them are [`DeviceBuf::into_cpu`] and
 //! [`CpuBuf::into_device`], which do the sync. A missing sync is therefore a
-//! type error, which matters because on rxe and siw the syncs are no-ops and
-//! no test could catch one.
+//! type error, which matters because the software providers (rxe, siw)
+//! make the syncs no-ops, so no test on them could catch one.
 //!
-//! Memory a remote peer may write at any time (a window) fits neither: the
-//! device never gives it back. [`SharedBuf`] is that third kind. It is never
-//! seen through a Rust reference; the CPU reaches it only by copies through
-//! raw pointers of a given range, each with a sync of exactly that range:
-//! for the CPU before reading, for the device after writing, and nothing
-//! else. So no sync ever copies a stale CPU view over what the peer wrote
-//! (under swiotlb, `sync_for_device` copies the CPU's bytes over the bounce
-//! buffer the device writes).
+//! Memory a remote peer may write at any time (exposed for RDMA WRITE or
+//! atomics) fits neither: the device never gives it back. [`SharedBuf`] is
+//! that third kind. It is never seen through a Rust reference; the CPU
+//! reaches it only by copies through raw pointers of a given range, each
+//! with a sync of exactly that range: for the CPU before reading, for the
+//! device after writing, and nothing else. So no sync ever copies a stale
+//! CPU view over what the peer wrote (under swiotlb, `sync_for_device`
+//! copies the CPU's bytes over the bounce buffer the device writes).
 
 use super::bindings;
 use super::device::DeviceRef;
@@ -31,12 +31,12 @@ use kernel::prelude::*;
 
 /// Which way data moves between memory and the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Direction {
+pub enum Direction {
     /// The device reads (SEND source, RDMA WRITE source).
     ToDevice,
     /// The device writes (RECV target, RDMA READ target, atomic result).
     FromDevice,
-    /// Both (a window a remote peer may read and write).
+    /// Both (memory a remote peer may read and write).
     Bidirectional,
 }
 
@@ -74,10 +74,38 @@ impl Drop for Mapping {
 }
 
 /// A mapped buffer the device owns: it can be posted, not read or written.
-pub(crate) struct DeviceBuf(Mapping);
+///
+/// # Examples
+///
+/// A receive buffer's round trip: posted while the device owns it, read
+/// once the completion came and the CPU owns it, then given back.
+///
+/// ```
+/// use kernel::rdma::{
+///     device::DeviceRef,
+///     dma::{CpuBuf, DeviceBuf, Direction},
+/// };
+///
+/// fn receive_buffer(dev: &DeviceRef) -> Result<DeviceBuf> {
+///     // Zeroed kmalloc memory, mapped: the device owns it.
+///     let buf = DeviceBuf::alloc(dev, 4096, Direction::FromDevice)?;
+///     // An SGE names `buf.dma_addr()` and `buf.len()`; the CPU cannot
+///     // reach the bytes while the receive is posted.
+///     Ok(buf)
+/// }
+///
+/// fn completed(buf: DeviceBuf, byte_len: usize) -> DeviceBuf {
+///     // `ib_dma_sync_single_for_cpu()`: now the bytes may be read.
+///     let cpu: CpuBuf = buf.into_cpu();
+///     let _first = cpu.get(..byte_len.min(cpu.len()));
+///     // `ib_dma_sync_single_for_device()`: ready to post again.
+///     cpu.into_device()
+/// }
+/// ```
+pub struct DeviceBuf(Mapping);
 
 /// A mapped buffer the CPU owns: it can be read and written, not posted.
-pub(crate) struct CpuBuf(Mapping);
+pub struct CpuBuf(Mapping);
 
 impl Mapping {
     /// Maps `buf` (kmalloc memory, as every `KVec` is) for `dir` on `dev`.
@@ -129,7 +157,7 @@ impl Mapping {
 
 impl DeviceBuf {
     /// Allocates `len` zeroed bytes and maps them for `dir` on `dev`.
-    pub(crate) fn alloc(dev: &DeviceRef, len: usize, dir: Direction) -> Result<Self> {
+    pub fn alloc(dev: &DeviceRef, len: usize, dir: Direction) -> Result<Self> {
         if len == 0 {
             return Err(EINVAL);
         }
@@ -140,12 +168,12 @@ impl DeviceBuf {
     /// hands it to the device. Data from user memory is copied into plain
     /// kernel memory first and mapped after, so that no device is pinned
     /// while a user copy waits on a page (userfaultfd, a slow file).
-    pub(crate) fn map(dev: &DeviceRef, buf: KVec<u8>, dir: Direction) -> Result<Self> {
+    pub fn map(dev: &DeviceRef, buf: KVec<u8>, dir: Direction) -> Result<Self> {
         Ok(Self(Mapping::new(dev, buf, dir)?))
     }
 
     /// Hands the buffer to the CPU (`ib_dma_sync_single_for_cpu`).
-    pub(crate) fn into_cpu(self) -> CpuBuf {
+    pub fn into_cpu(self) -> CpuBuf {
         let m = &self.0;
         // SAFETY: a valid mapping (invariant of `Mapping`).
         unsafe {
@@ -155,19 +183,19 @@ impl DeviceBuf {
     }
 
     /// The bus address for a scatter/gather entry.
-    pub(crate) fn dma_addr(&self) -> u64 {
+    pub fn dma_addr(&self) -> u64 {
         self.0.addr
     }
 
     /// The buffer's length in bytes.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.0.buf.len()
     }
 }
 
 impl CpuBuf {
     /// Hands the buffer to the device (`ib_dma_sync_single_for_device`).
-    pub(crate) fn into_device(self) -> DeviceBuf {
+    pub fn into_device(self) -> DeviceBuf {
         let m = &self.0;
         // SAFETY: a valid mapping (invariant of `Mapping`).
         unsafe {
@@ -183,7 +211,7 @@ impl CpuBuf {
 
     /// Unmaps the buffer and returns its memory: the CPU's for good, and
     /// holding no reference on the device, so it may wait on a user copy.
-    pub(crate) fn unmap(self) -> KVec<u8> {
+    pub fn unmap(self) -> KVec<u8> {
         self.0.unmap()
     }
 }
@@ -211,12 +239,12 @@ impl DerefMut for CpuBuf {
 /// `0.buf` exists after [`SharedBuf::alloc`]: they are read and written
 /// only through raw pointers, in [`SharedBuf::read`] and
 /// [`SharedBuf::write`], which take `&mut self`: one copy and its sync at a
-/// time (a window keeps its `SharedBuf` in a mutex).
-pub(crate) struct SharedBuf(Mapping);
+/// time (an owner that shares it keeps it in a mutex).
+pub struct SharedBuf(Mapping);
 
 impl SharedBuf {
     /// Allocates `len` zeroed bytes and maps them both ways on `dev`.
-    pub(crate) fn alloc(dev: &DeviceRef, len: usize) -> Result<Self> {
+    pub fn alloc(dev: &DeviceRef, len: usize) -> Result<Self> {
         // INVARIANT: bidirectional; the bytes are not borrowed after this.
         Ok(Self(
             DeviceBuf::alloc(dev, len, Direction::Bidirectional)?.0,
@@ -224,17 +252,17 @@ impl SharedBuf {
     }
 
     /// The buffer's length in bytes.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.0.buf.len()
     }
 
     /// The kernel address of the memory, for building a scatterlist only.
-    pub(super) fn cpu_ptr(&self) -> *const u8 {
+    pub fn cpu_ptr(&self) -> *const u8 {
         self.0.buf.as_ptr()
     }
 
     /// The bus address for a scatter/gather entry.
-    pub(super) fn dma_addr(&self) -> u64 {
+    pub fn dma_addr(&self) -> u64 {
         self.0.addr
     }
 
@@ -250,7 +278,7 @@ impl SharedBuf {
     /// of exactly that range, then a copy. Nothing is synced back: the CPU
     /// wrote nothing, and a sync for the device would copy its view of the
     /// range over writes the peer made since (swiotlb).
-    pub(crate) fn read(&mut self, off: usize, dst: &mut [u8]) -> Result {
+    pub fn read(&mut self, off: usize, dst: &mut [u8]) -> Result {
         let addr = self.range(off, dst.len())?;
         let m = &self.0;
         // SAFETY: `addr..addr + dst.len()` is within the mapping (`range`).
@@ -271,7 +299,7 @@ impl SharedBuf {
     /// Copies `src` to the bytes at `off`, then
     /// `ib_dma_sync_single_for_device()` of exactly that range, so the
     /// device sees them and no byte outside it is touched.
-    pub(crate) fn write(&mut self, off: usize, src: &[u8]) -> Result {
+    pub fn write(&mut self, off: usize, src: &[u8]) -> Result {
         let addr = self.range(off, src.len())?;
         let m = &self.0;
         // SAFETY: as in `read`, the other way; writing through a pointer

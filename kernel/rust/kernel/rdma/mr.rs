@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Windows: memory a remote peer may access, owned together with the
-//! fast-registration region (FRWR) that lets it, and the access rights the
-//! region is registered with.
+//! Memory regions for fast registration (FRWR), and memory a remote peer
+//! may access through one.
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//!
+//! A [`Region`] owns both the memory and the region that maps it, so that
+//! no key ever names memory that was freed. It is registered, with the
+//! access rights ([`Access`]) its owner grants, and invalidated by work
+//! requests on a queue pair (`Qp::post_reg_mr()`, `Qp::post_local_inv()`).
 
 use super::bindings;
 use super::device::DeviceAttrs;
 use super::dma::SharedBuf;
 use super::errno;
-use super::verbs::Pd;
+use super::pd::Pd;
 use core::ptr::NonNull;
 use kernel::{
     error::from_err_ptr,
@@ -20,30 +24,42 @@ use kernel::{
 };
 
 /// Remote access rights of a memory region.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{bindings, rdma::mr::Access};
+///
+/// let read = Access::REMOTE_READ;
+/// assert_eq!(read.reg_flags(), bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
+/// // A peer's WRITE makes the device store into the region: the
+/// // registration needs local write access too.
+/// let write = Access::REMOTE_WRITE.reg_flags();
+/// assert_ne!(write & bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE, 0);
+/// assert_eq!(Access::NONE.union(read), read);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Access(u32);
+pub struct Access(u32);
 
 impl Access {
     /// Peers may RDMA READ.
-    pub(crate) const REMOTE_READ: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
+    pub const REMOTE_READ: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_READ);
     /// Peers may RDMA WRITE.
-    pub(crate) const REMOTE_WRITE: Access =
-        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+    pub const REMOTE_WRITE: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
     /// Peers may run atomics.
-    pub(crate) const REMOTE_ATOMIC: Access =
-        Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
+    pub const REMOTE_ATOMIC: Access = Access(bindings::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
     /// No remote access.
-    pub(crate) const NONE: Access = Access(0);
+    pub const NONE: Access = Access(0);
 
     /// Both sets of rights.
-    pub(crate) const fn union(self, other: Access) -> Access {
+    pub const fn union(self, other: Access) -> Access {
         Access(self.0 | other.0)
     }
 
     /// The access flags of a registration granting these rights: local
     /// write only where a remote WRITE or atomic needs the device to store
     /// into the region (the verbs rule `ib_check_mr_access()` enforces).
-    pub(super) fn reg_flags(self) -> u32 {
+    pub fn reg_flags(self) -> u32 {
         let stores = Self::REMOTE_WRITE.union(Self::REMOTE_ATOMIC).0;
         if self.0 & stores != 0 {
             self.0 | bindings::ib_access_flags_IB_ACCESS_LOCAL_WRITE
@@ -54,7 +70,7 @@ impl Access {
 }
 
 /// A fast-registration memory region (FRWR), deregistered on drop. Private:
-/// only a [`Window`] has one, mapped on the memory the window owns.
+/// only a [`Region`] has one, mapped on the memory the region owns.
 ///
 /// # Invariants
 ///
@@ -92,7 +108,7 @@ impl Mr {
     /// address within a page carries over), and moves the key to a fresh
     /// value, so no key of an earlier registration stays valid.
     fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64, page: usize) -> Result {
-        if len == 0 || len > buf.len() {
+        if len == 0 || len > buf.len() || iova & (page as u64 - 1) != 0 {
             return Err(EINVAL);
         }
         // SAFETY: zero is a valid `scatterlist`.
@@ -155,7 +171,7 @@ impl Drop for Mr {
     }
 }
 
-/// How a window of some length is registered on a device: the size of the
+/// How a region of some length is registered on a device: the size of the
 /// region's pages, how many of them its page list holds, and how many bytes
 /// are allocated.
 ///
@@ -166,7 +182,7 @@ impl Drop for Mr {
 /// CPU's page size one more page is counted, as the buffer's DMA address
 /// need not be aligned to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Layout {
+pub struct Layout {
     page: usize,
     pages: u32,
     bytes: usize,
@@ -175,7 +191,7 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `len` bytes on a device with `attrs`; `EMSGSIZE` if
     /// the device cannot register that much in one region.
-    pub(crate) fn of(attrs: &DeviceAttrs, len: usize) -> Result<Self> {
+    pub fn of(attrs: &DeviceAttrs, len: usize) -> Result<Self> {
         if len == 0 {
             return Err(EINVAL);
         }
@@ -205,9 +221,32 @@ impl Layout {
     }
 }
 
-/// The largest window, at most `cap` bytes, that a device with `attrs` can
+/// The largest region, at most `cap` bytes, that a device with `attrs` can
 /// register in one region ([`Layout::of`]); 0 if none.
-pub(crate) fn max_window(attrs: &DeviceAttrs, cap: usize) -> usize {
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::{device::DeviceAttrs, mr::max_region};
+///
+/// // A device that maps 256 pages of 4 KiB in one registration (siw).
+/// let mut attrs = DeviceAttrs {
+///     max_mr_size: u64::MAX,
+///     max_qp_rd_atom: 0,
+///     max_qp_init_rd_atom: 0,
+///     atomic_cap: 0,
+///     max_sge_rd: 1,
+///     max_fast_reg_page_list_len: 256,
+///     page_size_cap: 4096,
+///     max_mapping: usize::MAX,
+/// };
+/// assert_eq!(max_region(&attrs, 4 << 20), 1 << 20);
+/// // Behind swiotlb one streaming mapping holds at most 256 KiB.
+/// attrs.max_mapping = 256 << 10;
+/// assert_eq!(max_region(&attrs, 4 << 20), 256 << 10);
+/// assert_eq!(max_region(&attrs, 1000), 1000);
+/// ```
+pub fn max_region(attrs: &DeviceAttrs, cap: usize) -> usize {
     // Whatever fits, anything shorter fits too: search for the boundary.
     let (mut lo, mut hi) = (0, cap);
     while lo < hi {
@@ -221,16 +260,17 @@ pub(crate) fn max_window(attrs: &DeviceAttrs, cap: usize) -> usize {
     lo
 }
 
-/// Memory a remote peer may access, and the region that lets it: a window.
+/// Memory a remote peer may access, with the fast-registration region that
+/// maps it.
 ///
 /// The buffer is a [`SharedBuf`]: the device owns it for good, and the CPU
-/// reaches it only by ranged copies ([`Window::read`], [`Window::write`]),
+/// reaches it only by ranged copies ([`Region::read`], [`Region::write`]),
 /// so nothing here hands out a reference to bytes the peer may be writing.
 /// The region is registered and invalidated by work requests
-/// ([`Qp::post_reg_mr`], [`Qp::post_local_inv`]) that keep the whole window
+/// (`Qp::post_reg_mr()`, `Qp::post_local_inv()`) that keep the whole region
 /// alive until they complete.
 ///
-/// The CPU's copies are serialized by the window's mutex, each with its
+/// The CPU's copies are serialized by the region's mutex, each with its
 /// sync: a copy and its `sync_for_cpu` (read) or `sync_for_device` (write)
 /// run as one. Two threads copying at once could otherwise interleave them:
 /// under swiotlb a reader's `sync_for_cpu` copies the bounce slot, still
@@ -243,33 +283,53 @@ pub(crate) fn max_window(attrs: &DeviceAttrs, cap: usize) -> usize {
 /// A sync covers whole cache lines on a device that is not cache-coherent,
 /// so a CPU write whose range starts or ends inside a cache line also writes
 /// back the CPU's view of that line's other bytes: a peer's WRITE to those
-/// bytes at the same moment may be lost (`Documentation/dma.rst`).
+/// bytes at the same moment may be lost. Consumers keep the bytes the CPU
+/// writes and the bytes peers write whole cache lines apart.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::{mr::Region, pd::Pd};
+/// use kernel::sync::Arc;
+///
+/// /// 64 KiB filled with `pattern`, for a peer to READ once a queue pair
+/// /// registered it; the consumer's protocol tells the peer the address
+/// /// and the key.
+/// fn exposed(pd: &Arc<Pd>, pattern: u8) -> Result<(Arc<Region>, u64, u32)> {
+///     let region = Region::new(pd, 64 << 10, 0)?;
+///     let chunk = [pattern; 256];
+///     for off in (0..region.len()).step_by(chunk.len()) {
+///         region.write(off, &chunk)?;
+///     }
+///     let (addr, rkey) = (region.iova(), region.rkey());
+///     Ok((region, addr, rkey))
+/// }
+/// ```
 ///
 /// # Invariants
 ///
 /// `mr` maps the first `len` bytes of the buffer in `io`. Fields drop in
 /// declaration order: the region is deregistered before the buffer is
 /// unmapped and freed, so no key ever names freed memory.
-///
-/// [`Qp::post_reg_mr`]: super::verbs::Qp::post_reg_mr
-/// [`Qp::post_local_inv`]: super::verbs::Qp::post_local_inv
 #[pin_data]
-pub(crate) struct Window {
+pub struct Region {
     mr: Mr,
     #[pin]
     io: Mutex<SharedBuf>,
     len: usize,
 }
 
-impl Window {
+impl Region {
     /// `len` zeroed bytes in whole pages on `pd`'s device, with a region
-    /// mapping them at address `iova` (aligned to 4 GiB or 0) under a fresh
-    /// key; not yet registered. `EMSGSIZE` if the device cannot register
-    /// `len` bytes ([`max_window`]).
-    pub(crate) fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Arc<Self>> {
+    /// mapping them at address `iova` under a fresh key; not yet
+    /// registered. `iova` must be aligned to the registration's page size
+    /// (`EINVAL` otherwise; 0 and multiples of 4 GiB always are).
+    /// `EMSGSIZE` if the device cannot register `len` bytes
+    /// ([`max_region`]).
+    pub fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Arc<Self>> {
         let layout = Layout::of(&pd.device().attrs(), len)?;
         // Whole pages: kmalloc returns page-aligned memory for these sizes,
-        // so the window's address is page-aligned too.
+        // so the region's address is page-aligned too.
         let buf = SharedBuf::alloc(pd.device(), layout.bytes)?;
         let mut mr = Mr::frwr(pd, layout.pages)?;
         mr.map(&buf, len, iova, layout.page)?;
@@ -285,40 +345,40 @@ impl Window {
     }
 
     /// The remote key.
-    pub(crate) fn rkey(&self) -> u32 {
+    pub fn rkey(&self) -> u32 {
         self.mr.rkey()
     }
 
-    /// The local key, for a request whose data lands in the window.
-    pub(crate) fn lkey(&self) -> u32 {
+    /// The local key, for a request whose data lands in the region.
+    pub fn lkey(&self) -> u32 {
         self.mr.lkey()
     }
 
-    /// The region, for a registration or invalidation request only.
-    pub(super) fn mr_raw(&self) -> *mut bindings::ib_mr {
+    /// The raw `struct ib_mr`, for a registration or invalidation request.
+    pub fn mr_raw(&self) -> *mut bindings::ib_mr {
         self.mr.ptr.as_ptr()
     }
 
     /// The address peers use for byte 0.
-    pub(crate) fn iova(&self) -> u64 {
+    pub fn iova(&self) -> u64 {
         self.mr.iova()
     }
 
     /// The bytes the peer can reach.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 
     /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]), under
-    /// the window's mutex; `EINVAL` past the window.
-    pub(crate) fn read(&self, off: usize, dst: &mut [u8]) -> Result {
+    /// the region's mutex; `EINVAL` past the region.
+    pub fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         self.check(off, dst.len())?;
         self.io.lock().read(off, dst)
     }
 
     /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]), under the
-    /// window's mutex; `EINVAL` past the window.
-    pub(crate) fn write(&self, off: usize, src: &[u8]) -> Result {
+    /// region's mutex; `EINVAL` past the region.
+    pub fn write(&self, off: usize, src: &[u8]) -> Result {
         self.check(off, src.len())?;
         self.io.lock().write(off, src)
     }

@@ -18,11 +18,11 @@ use kernel::{error::to_result, prelude::*, str::CStr};
 /// `Copy`), and a QP is destroyed only after it has been drained, that is,
 /// after every handler of its requests has returned ([`Qp`]'s `Drop`).
 #[derive(Debug)]
-pub(crate) struct Wc {
+pub struct Wc {
     /// `enum ib_wc_status`; 0 is success.
-    pub(crate) status: u32,
+    pub status: u32,
     /// Bytes received (receive completions).
-    pub(crate) byte_len: u32,
+    pub byte_len: u32,
     qp: Option<NonNull<bindings::ib_qp>>,
 }
 
@@ -44,17 +44,17 @@ impl Wc {
     }
 
     /// Whether the work request succeeded.
-    pub(crate) fn ok(&self) -> bool {
+    pub fn ok(&self) -> bool {
         self.status == bindings::ib_wc_status_IB_WC_SUCCESS
     }
 
     /// Whether the request was flushed because the QP went to the error state.
-    pub(crate) fn flushed(&self) -> bool {
+    pub fn flushed(&self) -> bool {
         self.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
     }
 
     /// ib_core's text for the status, for logs.
-    pub(crate) fn status_msg(&self) -> &'static CStr {
+    pub fn status_msg(&self) -> &'static CStr {
         // SAFETY: `ib_wc_status_msg()` returns a static string for any value.
         unsafe { CStr::from_char_ptr(bindings::ib_wc_status_msg(self.status)) }
     }
@@ -65,14 +65,14 @@ impl Wc {
     /// iWARP the provider closes the stream, so the peer learns of it.
     /// Handlers run in process context (ib_core's workqueue, or a thread
     /// reaping a polled CQ), where modifying a QP may sleep.
-    pub(crate) fn fail_qp(&self) -> Result {
+    pub fn fail_qp(&self) -> Result {
         let qp = self.qp.ok_or(EINVAL)?;
         // SAFETY: `qp` is valid (type invariant).
         unsafe { modify_qp_err(qp) }
     }
 
     /// The errno a failed completion maps to.
-    pub(crate) fn errno(&self) -> Error {
+    pub fn errno(&self) -> Error {
         match self.status {
             bindings::ib_wc_status_IB_WC_SUCCESS => EINVAL,
             bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => errno::ECONNRESET(),

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! rdma_cm ids whose event handler is a Rust trait.
+//! RDMA/CM ids whose event handler is a Rust trait.
 //!
 //! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h).
+//!
+//! An id resolves a peer's address and route and connects to it (active
+//! side), or listens and hands each connection request to its handler as a
+//! new child id (passive side). The reliable-connected queue pair of a
+//! connection is created on its id ([`CmId::create_qp`]) and owned by it.
 //!
 //! Rules of the kernel rdma_cm that the types encode:
 //! - handlers of one id are serialized, run in process context and hold the
@@ -16,22 +21,37 @@
 //! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
 
 use super::bindings;
+use super::cq::{Cq, PollContext};
 use super::device::{Device, DeviceRef};
-use super::verbs::{Cq, Pd, Qp, QpCaps};
+use super::errno;
+use super::pd::Pd;
+use super::qp::{Qp, QpCaps};
 use core::{cell::Cell, marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
 use kernel::{
     error::{from_err_ptr, to_result},
     ffi::c_int,
     prelude::*,
+    str::CStr,
     sync::Arc,
 };
 
+/// The port space of an id, `enum rdma_ucm_port_space`: which ports its
+/// addresses name, and how connections are set up. Both carry
+/// reliable-connected QPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortSpace {
+    /// `RDMA_PS_TCP`: the TCP port space; the only one iWARP supports.
+    Tcp,
+    /// `RDMA_PS_IB`: InfiniBand's own port space (RoCE and InfiniBand).
+    Ib,
+}
+
 /// An IPv4 or IPv6 address and port, as `struct sockaddr_storage`.
-pub(crate) struct SockAddr(bindings::__kernel_sockaddr_storage);
+pub struct SockAddr(bindings::__kernel_sockaddr_storage);
 
 impl SockAddr {
     /// `addr:port`, IPv4.
-    pub(crate) fn v4(addr: [u8; 4], port: u16) -> Self {
+    pub fn v4(addr: [u8; 4], port: u16) -> Self {
         // SAFETY: zero is a valid `sockaddr_storage`.
         let mut ss: bindings::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
         // SAFETY: `sockaddr_in` fits in and aligns with `sockaddr_storage`.
@@ -43,7 +63,7 @@ impl SockAddr {
     }
 
     /// `[addr]:port`, IPv6.
-    pub(crate) fn v6(addr: [u8; 16], port: u16) -> Self {
+    pub fn v6(addr: [u8; 16], port: u16) -> Self {
         // SAFETY: zero is a valid `sockaddr_storage`.
         let mut ss: bindings::__kernel_sockaddr_storage = unsafe { core::mem::zeroed() };
         // SAFETY: `sockaddr_in6` fits in and aligns with `sockaddr_storage`.
@@ -61,7 +81,7 @@ impl SockAddr {
 
 /// The kind of an rdma_cm event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CmEventKind {
+pub enum CmEventKind {
     /// `rdma_resolve_addr()` finished.
     AddrResolved,
     /// Address resolution failed.
@@ -112,30 +132,30 @@ impl CmEventKind {
 
 /// An rdma_cm event, as the handler sees it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct CmEvent {
+pub struct CmEvent {
     /// What happened.
-    pub(crate) kind: CmEventKind,
+    pub kind: CmEventKind,
     /// The event's status (a negative errno, or a reject reason).
-    pub(crate) status: i32,
+    pub status: i32,
     /// Connection events: READ/atomic requests this side serves, from the
     /// peer's point of view already turned into ours.
-    pub(crate) responder_resources: u8,
+    pub responder_resources: u8,
     /// Connection events: READ/atomic requests this side may issue.
-    pub(crate) initiator_depth: u8,
+    pub initiator_depth: u8,
 }
 
 /// Parameters of `rdma_connect()` / `rdma_accept()`.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ConnParam {
+pub struct ConnParam {
     /// READ/atomic requests this side serves (becomes the QP's
     /// `max_dest_rd_atomic`).
-    pub(crate) responder_resources: u8,
+    pub responder_resources: u8,
     /// READ/atomic requests this side may have outstanding (`max_rd_atomic`).
-    pub(crate) initiator_depth: u8,
+    pub initiator_depth: u8,
     /// Transport retries (connect only).
-    pub(crate) retry_count: u8,
+    pub retry_count: u8,
     /// RNR retries; 7 means "forever".
-    pub(crate) rnr_retry_count: u8,
+    pub rnr_retry_count: u8,
 }
 
 impl ConnParam {
@@ -152,7 +172,7 @@ impl ConnParam {
 }
 
 /// Receives the events of ids created with it.
-pub(crate) trait CmHandler: Send + Sync + 'static {
+pub trait CmHandler: Send + Sync + 'static {
     /// An event on `id`. Runs in process context with the id's handler mutex
     /// held; may sleep; never concurrently for one id.
     ///
@@ -169,7 +189,7 @@ pub(crate) trait CmHandler: Send + Sync + 'static {
 ///
 /// `id` is a live cm id whose `context` is an `Arc<H>` of which this object
 /// owns one count, and whose handler is `handler_trampoline::<H>`.
-pub(crate) struct CmId<H: CmHandler> {
+pub struct CmId<H: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
     qp: Option<Qp>,
     _handler: PhantomData<Arc<H>>,
@@ -182,19 +202,27 @@ unsafe impl<H: CmHandler> Send for CmId<H> {}
 unsafe impl<H: CmHandler> Sync for CmId<H> {}
 
 impl<H: CmHandler> CmId<H> {
-    /// Creates an RC (`RDMA_PS_TCP`) id in the initial network namespace.
-    pub(crate) fn new(handler: Arc<H>) -> Result<Self> {
+    /// Creates an id for reliable-connected QPs in the port space `ps`, in
+    /// the initial network namespace, whose events go to `handler`.
+    /// `owner` is the name `rdma resource show` lists, `KBUILD_MODNAME`
+    /// for the C macro `rdma_create_id()`.
+    pub fn new(handler: Arc<H>, ps: PortSpace, owner: &'static CStr) -> Result<Self> {
+        let ps = match ps {
+            PortSpace::Tcp => bindings::rdma_ucm_port_space_RDMA_PS_TCP,
+            PortSpace::Ib => bindings::rdma_ucm_port_space_RDMA_PS_IB,
+        };
         let ctx = Arc::into_raw(handler);
         // SAFETY: `init_net` is a valid namespace; the handler and context
-        // stay valid for the id's lifetime (this object owns the context).
+        // stay valid for the id's lifetime (this object owns the context);
+        // `owner` is static.
         let id = unsafe {
             bindings::__rdma_create_kernel_id(
                 core::ptr::addr_of_mut!(bindings::init_net),
                 Some(handler_trampoline::<H>),
                 ctx.cast_mut().cast(),
-                bindings::rdma_ucm_port_space_RDMA_PS_TCP,
+                ps,
                 bindings::ib_qp_type_IB_QPT_RC,
-                super::OWNER.as_char_ptr(),
+                owner.as_char_ptr(),
             )
         };
         match from_err_ptr(id).ok().and_then(NonNull::new) {
@@ -214,7 +242,7 @@ impl<H: CmHandler> CmId<H> {
 
     /// Starts address resolution to `dst`; `AddrResolved` or `AddrError`
     /// follows.
-    pub(crate) fn resolve_addr(&self, dst: &SockAddr, timeout_ms: u32) -> Result {
+    pub fn resolve_addr(&self, dst: &SockAddr, timeout_ms: u32) -> Result {
         // SAFETY: the id is live (type invariant); `dst` is valid.
         to_result(unsafe {
             bindings::rdma_resolve_addr(
@@ -230,7 +258,7 @@ impl<H: CmHandler> CmId<H> {
     /// resolution (active side) it also sets the path's packet lifetime
     /// that rdma_cm derives RoCE's CM timeouts from; on a request's child,
     /// call it before accepting.
-    pub(crate) fn set_ack_timeout(&self, exp: u8) -> Result {
+    pub fn set_ack_timeout(&self, exp: u8) -> Result {
         // SAFETY: the id is live (type invariant); the call only records the
         // value under the id's own mutex.
         to_result(unsafe { bindings::rdma_set_ack_timeout(self.id.as_ptr(), exp) })
@@ -238,19 +266,19 @@ impl<H: CmHandler> CmId<H> {
 
     /// Sets the RNR NAK timer code (0 to 31) this side's QP asks its peer to
     /// wait; before connecting or accepting.
-    pub(crate) fn set_min_rnr_timer(&self, code: u8) -> Result {
+    pub fn set_min_rnr_timer(&self, code: u8) -> Result {
         // SAFETY: as in `set_ack_timeout`.
         to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.id.as_ptr(), code) })
     }
 
     /// Starts route resolution; `RouteResolved` or `RouteError` follows.
-    pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
+    pub fn resolve_route(&self, timeout_ms: u32) -> Result {
         // SAFETY: the id is live (type invariant).
         to_result(unsafe { bindings::rdma_resolve_route(self.id.as_ptr(), timeout_ms as _) })
     }
 
     /// Binds to `addr` and listens; requests arrive as `ConnectRequest`.
-    pub(crate) fn listen(&self, addr: &SockAddr, backlog: i32) -> Result {
+    pub fn listen(&self, addr: &SockAddr, backlog: i32) -> Result {
         // SAFETY: the id is live (type invariant); `addr` is valid.
         to_result(unsafe { bindings::rdma_bind_addr(self.id.as_ptr(), addr.as_raw()) })?;
         // SAFETY: the id is live and bound.
@@ -258,7 +286,7 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// The device the id is bound to, once an address is resolved.
-    pub(crate) fn device(&self) -> Option<DeviceRef> {
+    pub fn device(&self) -> Option<DeviceRef> {
         // SAFETY: the id is live; `device` is set when the id binds and stays
         // until the id is destroyed (rdma_cm holds the device meanwhile).
         let dev = unsafe { (*self.id.as_ptr()).device };
@@ -269,35 +297,64 @@ impl<H: CmHandler> CmId<H> {
         DeviceRef::new(unsafe { Device::from_raw(dev) })
     }
 
-    /// Creates the RC QP of this id with its own PD and CQ on the id's device.
-    pub(crate) fn create_qp(&mut self, caps: QpCaps) -> Result<&Qp> {
+    /// Creates the RC QP of this id with a PD and a CQ of its own on the
+    /// id's device, the CQ reaped in `poll` (not [`PollContext::Softirq`]:
+    /// completion handlers may sleep). `owner` names them, as in
+    /// [`CmId::new`]. `EBUSY` if the id has a QP, `ENODEV` if it has no
+    /// device yet (its address is not resolved, or it is not a request's
+    /// child).
+    pub fn create_qp(
+        &mut self,
+        caps: QpCaps,
+        poll: PollContext,
+        owner: &'static CStr,
+    ) -> Result<&Qp> {
+        if self.qp.is_some() {
+            return Err(EBUSY);
+        }
+        if poll == PollContext::Softirq {
+            return Err(EINVAL);
+        }
+        let dev = self.device().ok_or(ENODEV)?;
+        let pd = Arc::new(Pd::new(&dev, owner)?, GFP_KERNEL)?;
+        // The CQ's vector is ib_core's choice, spread over the device's.
+        let cq = Cq::new(&dev, caps.cq_entries()?, None, poll, owner)?;
+        self.create_qp_on(&pd, &Arc::new(cq, GFP_KERNEL)?, caps)
+    }
+
+    /// Creates the RC QP of this id in `pd`, both its queues completing on
+    /// `cq`, which other QPs may share (its entries must cover each
+    /// sharer's [`QpCaps::cq_entries`]). `EINVAL` if `pd` or `cq` is on
+    /// another device than the id, or `cq` is reaped in a softirq; `EBUSY`
+    /// and `ENODEV` as for [`CmId::create_qp`].
+    pub fn create_qp_on(&mut self, pd: &Arc<Pd>, cq: &Arc<Cq>, caps: QpCaps) -> Result<&Qp> {
         if self.qp.is_some() {
             return Err(EBUSY);
         }
         let dev = self.device().ok_or(ENODEV)?;
-        let pd = Arc::new(Pd::new(&dev)?, GFP_KERNEL)?;
-        // Room for every request of both queues, plus the two completions
-        // of `ib_drain_qp()`'s markers (see `Qp::create`).
-        let depth = caps
-            .send_wr
-            .checked_add(caps.recv_wr)
-            .and_then(|d| d.checked_add(2))
-            .ok_or(EINVAL)?;
-        let cq = Cq::new(&dev, depth, caps.reaping)?;
-        // SAFETY: the id is live and bound to `dev`; the QP is dropped before
-        // the id (see `Drop`).
-        let qp = unsafe { Qp::create(self.id, pd, cq, caps) }?;
+        if pd.device().as_raw() != dev.as_raw() || cq.device().as_raw() != dev.as_raw() {
+            return Err(EINVAL);
+        }
+        // SAFETY: the id is live and bound to `dev`, the device of `pd` and
+        // `cq` (checked above); the QP is dropped before the id (see `Drop`).
+        let qp = unsafe { Qp::create(self.id, pd.clone(), cq.clone(), caps) }?;
         Ok(self.qp.insert(qp))
     }
 
+    /// Whether `id`, an event's, is this id: how a handler shared by
+    /// several ids (a listener's and its children's) tells them apart.
+    pub fn is(&self, id: &HandlerId<'_, H>) -> bool {
+        self.id == id.id
+    }
+
     /// The QP, once created.
-    pub(crate) fn qp(&self) -> Option<&Qp> {
+    pub fn qp(&self) -> Option<&Qp> {
         self.qp.as_ref()
     }
 
     /// Connects (active side, outside the handler); `Established`,
     /// `Rejected`, `Unreachable` or `ConnectError` follows.
-    pub(crate) fn connect(&self, param: &ConnParam) -> Result {
+    pub fn connect(&self, param: &ConnParam) -> Result {
         let mut raw = param.raw();
         // SAFETY: the id is live with a QP; `raw` is valid for the call.
         to_result(unsafe { bindings::rdma_connect(self.id.as_ptr(), &mut raw) })
@@ -306,7 +363,7 @@ impl<H: CmHandler> CmId<H> {
     /// Starts a disconnect; `Disconnected` follows on both sides. May sleep:
     /// on iWARP it first waits out a connect or accept still in flight, so
     /// a consumer that must not wait calls it once `Established` came.
-    pub(crate) fn disconnect(&self) -> Result {
+    pub fn disconnect(&self) -> Result {
         // SAFETY: the id is live (type invariant).
         to_result(unsafe { bindings::rdma_disconnect(self.id.as_ptr()) })
     }
@@ -317,7 +374,7 @@ impl<H: CmHandler> CmId<H> {
     /// holds it, so regions dropped after this and before the id go in the
     /// right order: MRs, PD, id. Idempotent; an id without a QP is left as
     /// it is.
-    pub(crate) fn close_qp(&mut self) {
+    pub fn close_qp(&mut self) {
         if let Some(qp) = self.qp.take() {
             // An id that never connected, or was disconnected already,
             // refuses: there is nothing to tell the peer then.
@@ -352,11 +409,13 @@ impl<H: CmHandler> Drop for CmId<H> {
 /// mutex rdma_cm holds for as long as this object exists (the lifetime `'a`
 /// ends with the handler call). `request` tells whether the event is a
 /// connection request, in which case `id` is the new child and `adopted`
-/// whether a [`CmId`] now owns it.
-pub(crate) struct HandlerId<'a, H: CmHandler + ?Sized> {
+/// whether a [`CmId`] now owns it. Once `released`, no [`CmId`] owns `id`
+/// and none may: rdma_cm destroys it when the handler returns.
+pub struct HandlerId<'a, H: CmHandler + ?Sized> {
     id: NonNull<bindings::rdma_cm_id>,
     request: bool,
     adopted: Cell<bool>,
+    released: Cell<bool>,
     _life: PhantomData<&'a H>,
 }
 
@@ -364,10 +423,10 @@ impl<H: CmHandler> HandlerId<'_, H> {
     /// Takes ownership of the child id of a connection request.
     ///
     /// The child shares the listener's handler; the returned [`CmId`] holds
-    /// its own count of it. Fails with `EINVAL` for other events or if
-    /// called twice.
-    pub(crate) fn adopt(&self) -> Result<CmId<H>> {
-        if !self.request || self.adopted.get() {
+    /// its own count of it. Fails with `EINVAL` for other events, if called
+    /// twice, or once the child was given back.
+    pub fn adopt(&self) -> Result<CmId<H>> {
+        if !self.request || self.adopted.get() || self.released.get() {
             return Err(EINVAL);
         }
         // SAFETY: the child's context is the listener's `Arc<H>`, alive while
@@ -392,35 +451,59 @@ impl<H: CmHandler> HandlerId<'_, H> {
     /// Gives an adopted child back to rdma_cm, for a request the handler
     /// will not keep and has not accepted: its QP goes now (drained, like
     /// any), and rdma_cm destroys the id when the handler returns, rejecting
-    /// the request if it was not rejected already. The way to drop a child
-    /// inside its own handler, where dropping the [`CmId`] would wait for
-    /// itself.
+    /// the request if it was not rejected already. A `child` that is not
+    /// this request's is dropped as usual.
     ///
     /// The QP is not disconnected first, as [`CmId::close_qp`] would: there
     /// is no connection to end. A child whose accept went out cannot be
     /// given back here on iWARP: both `rdma_disconnect()` and destroying its
     /// QP wait for the accept's ESTABLISHED event, which iw_cm delivers from
     /// its one ordered workqueue, the one running this handler.
-    pub(crate) fn disown(&self, mut child: CmId<H>) {
-        if child.id != self.id || !self.adopted.get() {
-            // Not this handler's child: an ordinary drop is safe.
+    pub fn disown(&self, child: CmId<H>) {
+        if !self.request {
             drop(child);
-            return;
+        } else if let Err(other) = self.release(child) {
+            // Not this handler's child: an ordinary drop is safe.
+            drop(other);
         }
-        drop(child.qp.take());
-        let child = ManuallyDrop::new(child);
-        // SAFETY: the child's context is the `Arc<H>` whose count `adopt`
-        // gave to `child`; that count is released here, once, instead of in
-        // `CmId::drop`, which is not run (`ManuallyDrop`).
-        drop(unsafe { Arc::from_raw((*child.id.as_ptr()).context.cast::<H>().cast_const()) });
-        // The trampoline now returns an error, and rdma_cm destroys the id.
+    }
+
+    /// Gives `id`, the id this event is for, back to rdma_cm, which
+    /// destroys it when the handler returns: the way to drop an id inside
+    /// its own handler, where dropping the [`CmId`] would wait for itself
+    /// (a connection that the peer ended, say). Its connection ends first,
+    /// as in [`CmId::close_qp`]: disconnected (unless it is a request's
+    /// child, see [`HandlerId::disown`]), drained, QP and CQ destroyed.
+    /// Another id is handed back untouched, as `Err`.
+    ///
+    /// rdma_cm destroys the id after this handler has returned, so a module
+    /// that releases ids cannot know at unload that no handler of theirs is
+    /// still returning: such a consumer is built in.
+    pub fn release(&self, mut id: CmId<H>) -> core::result::Result<(), CmId<H>> {
+        if id.id != self.id {
+            return Err(id);
+        }
+        if self.request {
+            drop(id.qp.take());
+        } else {
+            id.close_qp();
+        }
+        let id = ManuallyDrop::new(id);
+        // SAFETY: the id's context is the `Arc<H>` whose count `id` owns
+        // (type invariant of `CmId`); that count is released here, once,
+        // instead of in `CmId::drop`, which is not run (`ManuallyDrop`).
+        drop(unsafe { Arc::from_raw((*id.id.as_ptr()).context.cast::<H>().cast_const()) });
+        // The trampoline now returns an error, and rdma_cm destroys the id;
+        // nobody owns it, so it may not be accepted or rejected.
         self.adopted.set(false);
+        self.released.set(true);
+        Ok(())
     }
 
     /// Answers the peer's disconnect on this id (not a request's child):
     /// moves the QP to the error state, so what was posted and will never
     /// be acknowledged completes now, flushed, and replies to the peer.
-    pub(crate) fn disconnect(&self) -> Result {
+    pub fn disconnect(&self) -> Result {
         if self.request {
             return Err(EINVAL);
         }
@@ -431,7 +514,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
 
     /// Rejects the connection request (passive side), on an adopted id whose
     /// setup failed: the peer learns at once, not at its own timeout.
-    pub(crate) fn reject(&self) -> Result {
+    pub fn reject(&self) -> Result {
         if !self.request || !self.adopted.get() {
             return Err(EINVAL);
         }
@@ -448,7 +531,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
 
     /// Accepts the connection request (passive side). The QP must have been
     /// created on the adopted id.
-    pub(crate) fn accept(&self, param: &ConnParam) -> Result {
+    pub fn accept(&self, param: &ConnParam) -> Result {
         if !self.request || !self.adopted.get() {
             return Err(EINVAL);
         }
@@ -490,12 +573,14 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
         id: unsafe { NonNull::new_unchecked(id) },
         request: kind == CmEventKind::ConnectRequest,
         adopted: Cell::new(false),
+        released: Cell::new(false),
         _life: PhantomData,
     };
     H::event(&handler, &hid, &event);
-    // A request nobody adopted is rejected: rdma_cm destroys the child.
-    if hid.request && !hid.adopted.get() {
-        return super::errno::ECONNREFUSED().to_errno();
+    // An id given back, or a request nobody adopted (which is rejected):
+    // rdma_cm destroys it.
+    if hid.released.get() || (hid.request && !hid.adopted.get()) {
+        return errno::ECONNREFUSED().to_errno();
     }
     0
 }

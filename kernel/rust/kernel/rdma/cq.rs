@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Completion queues.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//!
+//! A completion queue (`struct ib_cq`) is where the device reports finished
+//! work requests. Its completions are reaped by ib_core, which calls the
+//! `done` callback of each request's `struct ib_cqe`, in the context the
+//! CQ was allocated with ([`PollContext`]): a softirq, a workqueue, or the
+//! owner's own thread ([`Cq::process_direct`]). Whoever posts work requests
+//! whose completions land on a CQ must give them callbacks fit for that
+//! context: a softirq callback must not sleep.
+
+use super::bindings;
+use super::device::DeviceRef;
+use core::ptr::NonNull;
+use kernel::{error::from_err_ptr, prelude::*, str::CStr};
+
+/// Where a CQ's completions are reaped, `enum ib_poll_context`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollContext {
+    /// In softirq context (`IB_POLL_SOFTIRQ`): callbacks must not sleep.
+    Softirq,
+    /// On ib_core's completion workqueue (`IB_POLL_WORKQUEUE`): callbacks
+    /// may sleep and take mutexes, but should not block for long.
+    Workqueue,
+    /// On ib_core's unbound completion workqueue
+    /// (`IB_POLL_UNBOUND_WORKQUEUE`).
+    UnboundWorkqueue,
+    /// Only when the owner calls [`Cq::process_direct`], in its thread
+    /// (`IB_POLL_DIRECT`), as a busy-polling consumer does. The device
+    /// raises no completion interrupt for such a CQ.
+    Direct,
+}
+
+impl PollContext {
+    fn raw(self) -> bindings::ib_poll_context {
+        match self {
+            PollContext::Softirq => bindings::ib_poll_context_IB_POLL_SOFTIRQ,
+            PollContext::Workqueue => bindings::ib_poll_context_IB_POLL_WORKQUEUE,
+            PollContext::UnboundWorkqueue => bindings::ib_poll_context_IB_POLL_UNBOUND_WORKQUEUE,
+            PollContext::Direct => bindings::ib_poll_context_IB_POLL_DIRECT,
+        }
+    }
+}
+
+/// A completion queue: allocated for its owner ([`Cq::new`]) and freed on
+/// drop, or taken from the device's shared pool ([`Cq::from_pool`]) and
+/// given back on drop.
+///
+/// Whatever uses the CQ (a queue pair's send or receive queue) must be
+/// destroyed before the `Cq` is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::c_str;
+/// use kernel::rdma::{cq::{Cq, PollContext}, device::DeviceRef};
+///
+/// /// A CQ of its own for a connection whose thread polls it, and entries
+/// /// of a shared one, reaped on the workqueue, for a quiet connection.
+/// fn cqs(dev: &DeviceRef) -> Result<(Cq, Cq)> {
+///     let busy = Cq::new(dev, 256, None, PollContext::Direct, c_str!("my_ulp"))?;
+///     let quiet = Cq::from_pool(dev, 16, None, PollContext::Workqueue)?;
+///     assert_eq!(busy.poll_context(), PollContext::Direct);
+///     // A thread reaps up to 16 completions at a time, running their
+///     // callbacks itself.
+///     let _reaped = busy.process_direct(16)?;
+///     Ok((busy, quiet))
+/// }
+/// ```
+///
+/// # Invariants
+///
+/// `ptr` is a CQ on `dev` with the poll context `poll`: allocated by
+/// `__ib_alloc_cq()` or `__ib_alloc_cq_any()` if `pooled` is `None`, else
+/// one on which `ib_cq_pool_get()` claimed `pooled` entries for this object.
+pub struct Cq {
+    ptr: NonNull<bindings::ib_cq>,
+    poll: PollContext,
+    pooled: Option<u32>,
+    dev: DeviceRef,
+}
+
+// SAFETY: a CQ may be used, freed and given back from any thread.
+unsafe impl Send for Cq {}
+// SAFETY: `&Cq` allows reading the poll context and `process_direct()`,
+// which ib_core makes safe to call from several threads (each completion
+// is handed out once, by the provider's poll under its CQ lock).
+unsafe impl Sync for Cq {}
+
+impl Cq {
+    /// Allocates a CQ of `nr_cqe` entries on `dev`, reaped in `poll`.
+    ///
+    /// `comp_vector` is the completion vector (interrupt) to use, below
+    /// the device's `num_comp_vectors`; `None` lets ib_core spread CQs over
+    /// the vectors (`ib_alloc_cq_any()`). `owner` is the name `rdma
+    /// resource show` lists, `KBUILD_MODNAME` for the C macros.
+    pub fn new(
+        dev: &DeviceRef,
+        nr_cqe: u32,
+        comp_vector: Option<u32>,
+        poll: PollContext,
+        owner: &'static CStr,
+    ) -> Result<Self> {
+        let nr_cqe = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
+        let ptr = match comp_vector {
+            Some(vector) => {
+                let vector = i32::try_from(vector).map_err(|_| EINVAL)?;
+                // SAFETY: `dev` is valid (type invariant of `DeviceRef`); a
+                // null private pointer is allowed; `owner` is static.
+                from_err_ptr(unsafe {
+                    bindings::__ib_alloc_cq(
+                        dev.as_raw(),
+                        core::ptr::null_mut(),
+                        nr_cqe,
+                        vector,
+                        poll.raw(),
+                        owner.as_char_ptr(),
+                    )
+                })?
+            }
+            // SAFETY: as above.
+            None => from_err_ptr(unsafe {
+                bindings::__ib_alloc_cq_any(
+                    dev.as_raw(),
+                    core::ptr::null_mut(),
+                    nr_cqe,
+                    poll.raw(),
+                    owner.as_char_ptr(),
+                )
+            })?,
+        };
+        // INVARIANT: allocated on `dev` with `poll` just above.
+        Ok(Self {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            poll,
+            pooled: None,
+            dev: dev.clone(),
+        })
+    }
+
+    /// Claims `nr_cqe` entries of a CQ from `dev`'s shared pool
+    /// (`ib_cq_pool_get()`): the least used CQ on the completion vector
+    /// `comp_vector` (`None`: any) with room for them, or a new one.
+    /// Several queue pairs then share one CQ and its interrupt. A pooled
+    /// CQ is never reaped directly: [`PollContext::Direct`] is `EINVAL`.
+    pub fn from_pool(
+        dev: &DeviceRef,
+        nr_cqe: u32,
+        comp_vector: Option<u32>,
+        poll: PollContext,
+    ) -> Result<Self> {
+        if poll == PollContext::Direct || nr_cqe == 0 {
+            return Err(EINVAL);
+        }
+        let hint = match comp_vector {
+            Some(v) => i32::try_from(v).map_err(|_| EINVAL)?,
+            None => -1,
+        };
+        // SAFETY: `dev` is valid (type invariant of `DeviceRef`); `poll` is
+        // one of the pool's contexts (checked above).
+        let ptr = from_err_ptr(unsafe {
+            bindings::ib_cq_pool_get(dev.as_raw(), nr_cqe, hint, poll.raw())
+        })?;
+        // INVARIANT: `nr_cqe` entries of it were claimed just above.
+        Ok(Self {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+            poll,
+            pooled: Some(nr_cqe),
+            dev: dev.clone(),
+        })
+    }
+
+    /// The device the CQ is on.
+    pub fn device(&self) -> &DeviceRef {
+        &self.dev
+    }
+
+    /// The context the CQ's completions are reaped in.
+    pub fn poll_context(&self) -> PollContext {
+        self.poll
+    }
+
+    /// Reaps up to `budget` completions in this thread, running their
+    /// callbacks here, and returns how many it reaped
+    /// (`ib_process_cq_direct()`). Only for a [`PollContext::Direct`] CQ,
+    /// `EINVAL` otherwise: on any other the reaping context would run
+    /// callbacks at the same time. Callers that need completions handled in
+    /// the order the device produced them call it from one thread at a time.
+    pub fn process_direct(&self, budget: u32) -> Result<u32> {
+        if self.poll != PollContext::Direct {
+            return Err(EINVAL);
+        }
+        let budget = i32::try_from(budget).map_err(|_| EINVAL)?;
+        // SAFETY: the CQ is valid and reaped by nobody else (type invariant
+        // and the check above); the callbacks of a direct CQ are written for
+        // the caller's process context.
+        let n = unsafe { bindings::ib_process_cq_direct(self.ptr.as_ptr(), budget) };
+        Ok(n.max(0) as u32)
+    }
+
+    /// The raw `struct ib_cq`, for creating a queue pair on it.
+    pub fn as_raw(&self) -> *mut bindings::ib_cq {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Cq {
+    fn drop(&mut self) {
+        match self.pooled {
+            // SAFETY: the entries this object claimed (type invariant) go
+            // back to the pool once, here.
+            Some(n) => unsafe { bindings::ib_cq_pool_put(self.ptr.as_ptr(), n) },
+            // SAFETY: allocated for this object (type invariant) and freed
+            // once, here; whatever used it was destroyed first.
+            None => unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) },
+        }
+    }
+}
