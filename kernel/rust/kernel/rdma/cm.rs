@@ -185,6 +185,54 @@ pub trait CmHandler: Send + Sync + 'static {
 /// An rdma_cm id and the QP created on it. Dropping it destroys the QP
 /// (draining it first), then the id.
 ///
+/// # Examples
+///
+/// The active side: each step starts when the handler saw the last one
+/// finish; how the handler hands the id on is the consumer's business.
+///
+/// ```
+/// use kernel::rdma::{
+///     cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
+///     cq::PollContext,
+///     qp::QpCaps,
+/// };
+/// use kernel::{c_str, sync::Arc};
+///
+/// struct Client;
+///
+/// impl CmHandler for Client {
+///     fn event(_this: &Arc<Self>, _id: &HandlerId<'_, Self>, event: &CmEvent) {
+///         if event.kind == CmEventKind::Established {
+///             pr_info!("connected\n");
+///         }
+///     }
+/// }
+///
+/// /// Starts resolving `addr:port`; `AddrResolved` follows.
+/// fn start(addr: [u8; 4], port: u16) -> Result<CmId<Client>> {
+///     let client = Arc::new(Client, GFP_KERNEL)?;
+///     let id = CmId::new(client, PortSpace::Tcp, c_str!("my_ulp"))?;
+///     id.resolve_addr(&SockAddr::v4(addr, port), 2000)?;
+///     Ok(id)
+/// }
+///
+/// /// After `AddrResolved`: `RouteResolved` follows.
+/// fn route(id: &CmId<Client>) -> Result {
+///     id.resolve_route(2000)
+/// }
+///
+/// /// After `RouteResolved`: `Established` (or a failure) follows.
+/// fn connect(id: &mut CmId<Client>) -> Result {
+///     let caps = QpCaps { send_wr: 16, recv_wr: 16 };
+///     id.create_qp(caps, PollContext::Workqueue, c_str!("my_ulp"))?;
+///     id.connect(&ConnParam {
+///         retry_count: 7,
+///         rnr_retry_count: 7,
+///         ..ConnParam::default()
+///     })
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// `id` is a live cm id whose `context` is an `Arc<H>` of which this object

@@ -109,6 +109,49 @@ impl QpCaps {
 /// need be), destroys the QP, then drops its hold on the CQ and the PD, in
 /// that order.
 ///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::{
+///     dma::{DeviceBuf, Direction},
+///     qp::{Qp, SendOp},
+///     wc::Wc,
+///     work::{CompletionHandler, WorkCtx},
+/// };
+/// use kernel::sync::Arc;
+///
+/// /// A SEND's context: it owns the buffer the device reads.
+/// struct Tx(DeviceBuf);
+///
+/// impl WorkCtx for Tx {
+///     fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+///         Some((&self.0, self.0.len()))
+///     }
+/// }
+///
+/// struct Sender;
+///
+/// impl CompletionHandler for Sender {
+///     type Ctx = Tx;
+///
+///     fn complete(_this: &Arc<Self>, wc: &Wc, _tx: Tx) {
+///         if !wc.ok() && !wc.flushed() {
+///             pr_warn!("a SEND failed: {}\n", wc.status_msg());
+///         }
+///     }
+/// }
+///
+/// /// Copies `msg` into a buffer of its own and SENDs it; the buffer comes
+/// /// back to `Sender` when the SEND completed.
+/// fn send(qp: &Qp, sender: &Arc<Sender>, msg: &[u8]) -> Result {
+///     let mut bytes = KVec::new();
+///     bytes.extend_from_slice(msg, GFP_KERNEL)?;
+///     let buf = DeviceBuf::map(qp.pd().device(), bytes, Direction::ToDevice)?;
+///     qp.post_send(sender, Tx(buf), SendOp::Send)
+///         .map_err(|(e, _tx)| e)
+/// }
+/// ```
+///
 /// # Invariants
 ///
 /// `qp` is the QP `rdma_create_qp()` created on `id` with `pd` and `cq`,

@@ -27,6 +27,43 @@ pub trait WorkCtx: Send {
 }
 
 /// Receives completions of the work requests posted with it.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::{
+///     dma::DeviceBuf,
+///     wc::Wc,
+///     work::{CompletionHandler, WorkCtx},
+/// };
+/// use kernel::sync::Arc;
+///
+/// /// A receive's context: it owns the buffer the device writes.
+/// struct Rx(DeviceBuf);
+///
+/// impl WorkCtx for Rx {
+///     fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+///         Some((&self.0, self.0.len()))
+///     }
+/// }
+///
+/// struct Receiver;
+///
+/// impl CompletionHandler for Receiver {
+///     type Ctx = Rx;
+///
+///     fn complete(_this: &Arc<Self>, wc: &Wc, rx: Rx) {
+///         if !wc.ok() {
+///             // Flushed, or failed: the buffer is unmapped and freed here.
+///             return;
+///         }
+///         // The sync for the CPU: only now may the bytes be read.
+///         let data = rx.0.into_cpu();
+///         let len = (wc.byte_len as usize).min(data.len());
+///         pr_info!("received {} bytes\n", data[..len].len());
+///     }
+/// }
+/// ```
 pub trait CompletionHandler: Send + Sync + 'static {
     /// What travels with each work request.
     type Ctx: WorkCtx;
