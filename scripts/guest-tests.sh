@@ -406,7 +406,7 @@ test_kernel_rdma_doctests() {
 # the series (no unsafe), listening on port 7 of every device since boot.
 # Raw messages from the module and from librdmacm must come back
 # byte for byte, and a connection the client ends must be given back: no
-# queue pair of the sample's is left.
+# PD of the sample's (one a connection, held by its QP) is left.
 test_kernel_rdma_echo_sample() {
 	ensure_loaded
 	local from out sizes=1,64,1000,4096,17,4096,333
@@ -427,11 +427,29 @@ test_kernel_rdma_echo_sample() {
 		grep -q '^raw-ping (module): 4 echo(es) checked$' /tmp/echo.$from ||
 			fail "concurrent client $from: $(cat /tmp/echo.$from)"
 	done
-	wait_for 10 eval '! rdma resource show qp | grep -q rust_rdma_echo' ||
-		fail "the sample kept a queue pair: $(rdma resource show qp | grep rust_rdma_echo)"
+	wait_for 10 eval '! rdma resource show pd | grep -q rust_rdma_echo' ||
+		fail "the sample kept a connection: $(rdma resource show pd | grep rust_rdma_echo)"
 	# And it still serves.
 	out=$("$TOOL" raw-ping --connect "$IP:7" --sizes 4096 2>&1) ||
 		fail "raw-ping after the others: $out"
+	# A device deleted under an open connection of the sample's: the
+	# sample gives the id back from its DEVICE_REMOVAL event (its QP and
+	# its share of the pool's CQ go first), and the deletion completes.
+	veth_dev ${PROV}19 19 203.0.113.19
+	"$TOOL" raw-ping --connect 203.0.113.19:7 --sizes 64 --hold-ms 60000 >/tmp/echo.hold 2>&1 &
+	local holder=$!
+	wait_for 20 grep -q 'echo(es) checked' /tmp/echo.hold ||
+		fail "no echo over ${PROV}19: $(cat /tmp/echo.hold)"
+	rdma resource show pd | grep -q rust_rdma_echo ||
+		fail "no PD of the sample's while connected: $(rdma resource show pd)"
+	timeout 20 rdma link delete ${PROV}19 ||
+		fail "rdma link delete ${PROV}19 failed or hung under a connection of the sample's"
+	kill $holder 2>/dev/null
+	wait $holder || true # killed
+	ip link del kv19
+	wait_for 10 eval '! rdma resource show pd | grep -q rust_rdma_echo' ||
+		fail "the sample kept a connection after ${PROV}19 went: $(rdma resource show pd | grep rust_rdma_echo)"
+	echo "  ${PROV}19 deleted under a connection of the sample's"
 }
 
 # A device leaves while a file is open; the file keeps working.

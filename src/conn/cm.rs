@@ -136,6 +136,8 @@ impl Conn {
         let caps = QpCaps {
             send_wr: SEND_DEPTH,
             recv_wr: RECV_DEPTH,
+            send_sge: 1,
+            recv_sge: 1,
         };
         let poll = if polled {
             PollContext::Direct

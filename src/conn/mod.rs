@@ -41,7 +41,7 @@ use crate::kapi::{
     pd::Pd,
     qp::{Qp, QpCaps, SendOp},
     wc::Wc,
-    work::{CompletionHandler, WorkCtx},
+    work::{CompletionHandler, SgeList, WorkCtx},
     OWNER,
 };
 use crate::registry::{DeviceUser, Registry};
@@ -102,11 +102,14 @@ pub(crate) enum Work {
 }
 
 impl WorkCtx for Work {
-    fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+    fn sges(&self) -> SgeList<'_> {
         match self {
-            Work::Recv(b) => Some((b, b.len())),
-            Work::Send(b, len) => Some((b, *len)),
-            Work::Op { buf, len, .. } => buf.as_ref().map(|b| (b, *len)),
+            Work::Recv(b) => SgeList::one(b, b.len()),
+            Work::Send(b, len) => SgeList::one(b, *len),
+            Work::Op { buf, len, .. } => match buf {
+                Some(b) => SgeList::one(b, *len),
+                None => SgeList::new(),
+            },
         }
     }
 }

@@ -249,6 +249,9 @@ pub enum Cmd {
         /// Milliseconds for each step of connecting (the module's).
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u32,
+        /// Milliseconds to stay connected after the last echo.
+        #[arg(long, default_value_t = 0)]
+        hold_ms: u64,
     },
     /// Userspace initiator: connect to a target and run a scenario.
     Initiate(InitiatorArgs),
@@ -742,15 +745,18 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             userspace,
             timeout_ms,
+            hold_ms,
         } => {
+            let plan = rawping::Plan {
+                sizes,
+                seed,
+                hold: std::time::Duration::from_millis(hold_ms),
+            };
             if userspace {
-                rawping::userspace(connect, &sizes, seed)?;
+                rawping::userspace(connect, &plan)
             } else {
-                rawping::kernel(&open_dev(&o)?, connect, &sizes, seed, timeout_ms)?;
+                rawping::kernel(&open_dev(&o)?, connect, &plan, timeout_ms)
             }
-            let from = if userspace { "userspace" } else { "module" };
-            println!("raw-ping ({from}): {} echo(es) checked", sizes.len());
-            Ok(())
         }
         Cmd::Initiate(a) => {
             let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;

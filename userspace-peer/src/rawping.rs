@@ -13,6 +13,18 @@ use crate::kdev::KrustDev;
 use crate::pattern;
 use crate::upeer::UPeer;
 use anyhow::{bail, Context, Result};
+use std::time::Duration;
+
+/// How the run goes: the messages, and what happens after their echoes.
+pub struct Plan {
+    /// Message sizes, one message each.
+    pub sizes: Vec<u64>,
+    /// Pattern seed.
+    pub seed: u64,
+    /// How long to stay connected after the last echo (a test deletes the
+    /// device meanwhile).
+    pub hold: Duration,
+}
 
 /// Sends each message and checks its echo: the same length and pattern.
 fn run(
@@ -38,26 +50,34 @@ fn run(
     Ok(())
 }
 
+/// Prints the result line, then holds the connection as `p` says.
+fn done(from: &str, p: &Plan) {
+    println!("raw-ping ({from}): {} echo(es) checked", p.sizes.len());
+    std::thread::sleep(p.hold);
+}
+
 /// From the module: a raw connection to `at`.
-pub fn kernel(dev: &KrustDev, at: abi::Addr, sizes: &[u64], seed: u64, ms: u32) -> Result<()> {
+pub fn kernel(dev: &KrustDev, at: abi::Addr, p: &Plan, ms: u32) -> Result<()> {
     dev.connect(at, 0, 0, ms, abi::CONN_RAW)?;
     run(
-        sizes,
-        seed,
+        &p.sizes,
+        p.seed,
         |m| dev.send(m, ms).context("IOCTL_SEND"),
         |b| dev.recv(b, ms).context("IOCTL_RECV"),
     )?;
+    done("module", p);
     dev.disconnect()
 }
 
 /// From librdmacm: a raw connection of the userspace peer to `at`.
-pub fn userspace(at: abi::Addr, sizes: &[u64], seed: u64) -> Result<()> {
+pub fn userspace(at: abi::Addr, p: &Plan) -> Result<()> {
     let peer = UPeer::connect_raw(&at)?;
     run(
-        sizes,
-        seed,
+        &p.sizes,
+        p.seed,
         |m| peer.send_wire(&[m.to_vec()]),
         |b| peer.recv_wire(b),
     )?;
+    done("userspace", p);
     peer.disconnect()
 }

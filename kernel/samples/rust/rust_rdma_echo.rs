@@ -6,18 +6,21 @@
 //! IPv4 address of every RDMA device, present or to come. A peer connects a
 //! reliable-connected queue pair and SENDs messages of up to 4 KiB, with a
 //! receive posted for each; every message comes back to it as a SEND of the
-//! same bytes.
+//! same bytes. Each receive lands in two buffers of 2 KiB, a scatter/gather
+//! list of two entries; the connections share completion queues from the
+//! device's pool.
 
 use kernel::prelude::*;
 use kernel::{
     c_str, new_mutex,
     rdma::{
         cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
-        cq::PollContext,
+        cq::{Cq, PollContext},
         dma::{DeviceBuf, Direction},
+        pd::Pd,
         qp::{QpCaps, SendOp},
         wc::Wc,
-        work::{CompletionHandler, WorkCtx},
+        work::{CompletionHandler, SgeList, WorkCtx},
     },
     str::CStr,
     sync::{Arc, Mutex},
@@ -36,8 +39,9 @@ const PORT: u16 = 7;
 const MAX_CONNS: usize = 32;
 /// Receives each connection keeps posted, and echoes in flight.
 const DEPTH: u32 = 16;
-/// The largest message.
-const MSG_MAX: usize = 4096;
+/// The largest message: the two halves of a receive.
+const HALF: usize = 2048;
+const MSG_MAX: usize = 2 * HALF;
 const OWNER: &CStr = c_str!("rust_rdma_echo");
 
 /// A connection: its id, which owns its queue pair, and its number, which
@@ -53,15 +57,21 @@ enum Post {
     Recv {
         slot: usize,
         nr: u64,
-        buf: DeviceBuf,
+        bufs: [DeviceBuf; 2],
     },
     Send(DeviceBuf),
 }
 
 impl WorkCtx for Post {
-    fn sge(&self) -> Option<(&DeviceBuf, usize)> {
+    fn sges(&self) -> SgeList<'_> {
         match self {
-            Post::Recv { buf, .. } | Post::Send(buf) => Some((buf, buf.len())),
+            Post::Recv { bufs: [a, b], .. } => {
+                let mut list = SgeList::one(a, HALF);
+                // Two entries of the four a list holds: cannot fail.
+                let _ = list.push(b, HALF);
+                list
+            }
+            Post::Send(buf) => SgeList::one(buf, buf.len()),
         }
     }
 }
@@ -118,11 +128,20 @@ impl Echo {
         let caps = QpCaps {
             send_wr: DEPTH,
             recv_wr: DEPTH,
+            send_sge: 1,
+            recv_sge: 2,
         };
-        let qp = id.create_qp(caps, PollContext::Workqueue, OWNER)?;
+        // A PD of its own; the CQ is shared with other connections, from
+        // the device's pool.
+        let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
+        let cq = Cq::from_pool(&dev, caps.cq_entries()?, None, PollContext::Workqueue)?;
+        let qp = id.create_qp_on(&pd, &Arc::new(cq, GFP_KERNEL)?, caps)?;
         for _ in 0..DEPTH {
-            let buf = DeviceBuf::alloc(&dev, MSG_MAX, Direction::FromDevice)?;
-            qp.post_recv(this, Post::Recv { slot, nr, buf })
+            let bufs = [
+                DeviceBuf::alloc(&dev, HALF, Direction::FromDevice)?,
+                DeviceBuf::alloc(&dev, HALF, Direction::FromDevice)?,
+            ];
+            qp.post_recv(this, Post::Recv { slot, nr, bufs })
                 .map_err(|(e, _)| e)?;
         }
         Ok(())
@@ -167,17 +186,22 @@ impl CompletionHandler for Echo {
 
     fn complete(this: &Arc<Self>, wc: &Wc, post: Post) {
         // A sent echo's buffer is unmapped and freed as it drops here.
-        let Post::Recv { slot, nr, buf } = post else {
+        let Post::Recv { slot, nr, bufs } = post else {
             return;
         };
         if !wc.ok() {
             return;
         }
-        let cpu = buf.into_cpu();
-        let len = (wc.byte_len as usize).min(cpu.len());
+        // The message fills the first half, then the second.
+        let len = (wc.byte_len as usize).min(MSG_MAX);
         let mut data = KVec::new();
-        let copied = data.extend_from_slice(&cpu[..len], GFP_KERNEL);
-        let buf = cpu.into_device();
+        let mut copied = Ok(());
+        let bufs = bufs.map(|buf| {
+            let cpu = buf.into_cpu();
+            let n = (len - data.len()).min(cpu.len());
+            copied = copied.and(data.extend_from_slice(&cpu[..n], GFP_KERNEL));
+            cpu.into_device()
+        });
         let conns = this.conns.lock();
         let Some(Some(conn)) = conns.slots.get(slot) else {
             return;
@@ -186,7 +210,7 @@ impl CompletionHandler for Echo {
             return;
         };
         // The receive first, for the peer's next message, then the echo.
-        if qp.post_recv(this, Post::Recv { slot, nr, buf }).is_err() {
+        if qp.post_recv(this, Post::Recv { slot, nr, bufs }).is_err() {
             pr_warn!("connection {}: a receive could not be posted again\n", nr);
         }
         let echo = copied

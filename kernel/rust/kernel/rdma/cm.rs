@@ -223,7 +223,12 @@ pub trait CmHandler: Send + Sync + 'static {
 ///
 /// /// After `RouteResolved`: `Established` (or a failure) follows.
 /// fn connect(id: &mut CmId<Client>) -> Result {
-///     let caps = QpCaps { send_wr: 16, recv_wr: 16 };
+///     let caps = QpCaps {
+///         send_wr: 16,
+///         recv_wr: 16,
+///         send_sge: 1,
+///         recv_sge: 1,
+///     };
 ///     id.create_qp(caps, PollContext::Workqueue, c_str!("my_ulp"))?;
 ///     id.connect(&ConnParam {
 ///         retry_count: 7,

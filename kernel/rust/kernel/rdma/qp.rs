@@ -23,18 +23,16 @@
 //! [`DeviceBuf`]: super::dma::DeviceBuf
 
 use super::bindings;
-use core::{
-    mem::{ManuallyDrop, MaybeUninit},
-    ptr::NonNull,
-    sync::atomic::AtomicU32,
-};
+use core::{mem::ManuallyDrop, ptr::NonNull, sync::atomic::AtomicU32};
 use kernel::{error::to_result, prelude::*, sync::Arc};
 
 use super::cq::{Cq, PollContext};
 use super::mr::{Access, Region};
 use super::pd::Pd;
 use super::wc::modify_qp_err;
-use super::work::{work_done, CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx};
+use super::work::{
+    work_done, CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx, MAX_SGE,
+};
 
 /// The operation of a send-queue work request.
 #[derive(Clone, Copy, Debug)]
@@ -77,7 +75,9 @@ pub enum SendOp {
     },
 }
 
-/// Capacities of a queue pair: how many requests each queue holds.
+/// Capacities of a queue pair: how many requests each queue holds, and
+/// how many scatter/gather entries each request may have (1 to
+/// [`MAX_SGE`]).
 ///
 /// The QP's CQ must have room for both, plus the two completions of
 /// `ib_drain_qp()`'s markers, for every QP that shares it: posts are
@@ -89,6 +89,10 @@ pub struct QpCaps {
     pub send_wr: u32,
     /// Receive queue depth.
     pub recv_wr: u32,
+    /// Scatter/gather entries of a send-queue request.
+    pub send_sge: u32,
+    /// Scatter/gather entries of a receive.
+    pub recv_sge: u32,
 }
 
 impl QpCaps {
@@ -116,7 +120,7 @@ impl QpCaps {
 ///     dma::{DeviceBuf, Direction},
 ///     qp::{Qp, SendOp},
 ///     wc::Wc,
-///     work::{CompletionHandler, WorkCtx},
+///     work::{CompletionHandler, SgeList, WorkCtx},
 /// };
 /// use kernel::sync::Arc;
 ///
@@ -124,8 +128,8 @@ impl QpCaps {
 /// struct Tx(DeviceBuf);
 ///
 /// impl WorkCtx for Tx {
-///     fn sge(&self) -> Option<(&DeviceBuf, usize)> {
-///         Some((&self.0, self.0.len()))
+///     fn sges(&self) -> SgeList<'_> {
+///         SgeList::one(&self.0, self.0.len())
 ///     }
 /// }
 ///
@@ -163,6 +167,9 @@ pub struct Qp {
     id: NonNull<bindings::rdma_cm_id>,
     /// Free slots of each queue, as asked for: what the CQ was sized for.
     slots: Arc<Slots>,
+    /// Scatter/gather entries a request of each queue may have.
+    send_sge: u32,
+    recv_sge: u32,
     // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
     // while memory regions hold it).
     cq: ManuallyDrop<Arc<Cq>>,
@@ -239,8 +246,12 @@ impl Qp {
         // One more of each for `ib_drain_qp()`'s marker requests.
         attr.cap.max_send_wr = caps.send_wr.checked_add(1).ok_or(EINVAL)?;
         attr.cap.max_recv_wr = caps.recv_wr.checked_add(1).ok_or(EINVAL)?;
-        attr.cap.max_send_sge = 1;
-        attr.cap.max_recv_sge = 1;
+        let sges = 1..=MAX_SGE as u32;
+        if !sges.contains(&caps.send_sge) || !sges.contains(&caps.recv_sge) {
+            return Err(EINVAL);
+        }
+        attr.cap.max_send_sge = caps.send_sge;
+        attr.cap.max_recv_sge = caps.recv_sge;
         attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
         attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
         attr.event_handler = Some(qp_event);
@@ -272,6 +283,8 @@ impl Qp {
             qp,
             id,
             slots,
+            send_sge: caps.send_sge,
+            recv_sge: caps.recv_sge,
             cq: ManuallyDrop::new(cq),
             pd: ManuallyDrop::new(pd),
         })
@@ -332,21 +345,18 @@ impl Qp {
         ctx: H::Ctx,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, false)?;
-        let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
-        // SAFETY: zero is a valid `ib_recv_wr`.
+        // SAFETY: zero is a valid `ib_sge` and a valid `ib_recv_wr`.
+        let mut sges: [bindings::ib_sge; MAX_SGE] = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a valid leaked box (see `box_work`).
         let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.__bindgen_anon_1.wr_cqe = cqe;
         // SAFETY: `work` is valid until it is posted or reclaimed below.
-        if let Some((addr, len)) = unsafe { Self::sge_of(work) } {
-            sge.write(bindings::ib_sge {
-                addr,
-                length: len,
-                lkey: self.pd().local_dma_lkey(),
-            });
-            wr.sg_list = sge.as_mut_ptr();
-            wr.num_sge = 1;
+        let n = unsafe { self.sges_of(work, &mut sges) };
+        if n > 0 {
+            wr.sg_list = sges.as_mut_ptr();
+            wr.num_sge = n as i32;
         }
         let mut bad = core::ptr::null();
         // SAFETY: the QP is valid (type invariant), the WR and SGE are valid
@@ -403,8 +413,9 @@ impl Qp {
         let p = ManuallyDrop::new(p);
         let (work, op) = (p.work, p.op);
         // From here `work` is posted or reclaimed below, once.
-        let mut sge = MaybeUninit::<bindings::ib_sge>::zeroed();
         // SAFETY: zero is valid for these plain C structures.
+        let mut sges: [bindings::ib_sge; MAX_SGE] = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
         let mut atomic: bindings::ib_atomic_wr = unsafe { core::mem::zeroed() };
         // `ib_rdma_wr` and `ib_atomic_wr` both start with the `ib_send_wr`;
         // the larger one is the storage for either.
@@ -414,14 +425,10 @@ impl Qp {
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         // SAFETY: `work` is valid until it is posted or reclaimed below.
-        if let Some((addr, len)) = unsafe { Self::sge_of(work) } {
-            sge.write(bindings::ib_sge {
-                addr,
-                length: len,
-                lkey: self.pd().local_dma_lkey(),
-            });
-            wr.sg_list = sge.as_mut_ptr();
-            wr.num_sge = 1;
+        let n = unsafe { self.sges_of(work, &mut sges) };
+        if n > 0 {
+            wr.sg_list = sges.as_mut_ptr();
+            wr.num_sge = n as i32;
         }
         match op {
             SendOp::Send => wr.opcode = bindings::ib_wr_opcode_IB_WR_SEND,
@@ -592,6 +599,12 @@ impl Qp {
         ctx: H::Ctx,
         send: bool,
     ) -> core::result::Result<NonNull<Work<H>>, (Error, H::Ctx)> {
+        // A list longer than the queue takes: refused before anything is
+        // taken.
+        let max = if send { self.send_sge } else { self.recv_sge };
+        if ctx.sges().len() > max as usize {
+            return Err((EINVAL, ctx));
+        }
         // Taken first; if the allocation below fails it is dropped, and so
         // given back.
         let slot = match self.slots.take(send) {
@@ -619,18 +632,29 @@ impl Qp {
         Ok(unsafe { NonNull::new_unchecked(KBox::into_raw(work)) })
     }
 
-    /// The single SGE of a boxed work request.
+    /// Writes the scatter/gather list of a boxed work request into `out`,
+    /// under the PD's local key; returns how many entries it has.
     ///
     /// # Safety
     ///
     /// `work` must be a live box from `box_work`.
-    unsafe fn sge_of<H: CompletionHandler>(work: NonNull<Work<H>>) -> Option<(u64, u32)> {
+    unsafe fn sges_of<H: CompletionHandler>(
+        &self,
+        work: NonNull<Work<H>>,
+        out: &mut [bindings::ib_sge; MAX_SGE],
+    ) -> usize {
         // SAFETY: by the caller's guarantee.
         let ctx = unsafe { &(*work.as_ptr()).ctx };
-        ctx.sge().map(|(buf, len)| {
-            let len = len.min(buf.len());
-            (buf.dma_addr(), len as u32)
-        })
+        let list = ctx.sges();
+        let lkey = self.pd().local_dma_lkey();
+        for ((buf, len), sge) in list.iter().zip(out.iter_mut()) {
+            *sge = bindings::ib_sge {
+                addr: buf.dma_addr(),
+                length: len.min(buf.len()) as u32,
+                lkey,
+            };
+        }
+        list.len()
     }
 
     /// Takes back a work request that failed to post.

@@ -19,11 +19,83 @@ use core::{
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// The context a posted work request carries: it owns the request's buffer.
+/// The most scatter/gather entries one request may have here.
+pub const MAX_SGE: usize = 4;
+
+/// A request's scatter/gather list: up to [`MAX_SGE`] buffers, in order,
+/// each with how many of its bytes to use (at most its length).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::rdma::work::{SgeList, MAX_SGE};
+///
+/// let empty = SgeList::new();
+/// assert_eq!(empty.len(), 0);
+/// assert!(MAX_SGE >= 2);
+/// ```
+pub struct SgeList<'a> {
+    entries: [Option<(&'a DeviceBuf, usize)>; MAX_SGE],
+    len: usize,
+}
+
+impl<'a> SgeList<'a> {
+    /// An empty list: a request without data.
+    pub const fn new() -> Self {
+        Self {
+            entries: [None; MAX_SGE],
+            len: 0,
+        }
+    }
+
+    /// A list of one entry: the first `len` bytes of `buf`.
+    pub fn one(buf: &'a DeviceBuf, len: usize) -> Self {
+        let mut list = Self::new();
+        list.entries[0] = Some((buf, len));
+        list.len = 1;
+        list
+    }
+
+    /// Appends the first `len` bytes of `buf`; `EINVAL` if the list holds
+    /// [`MAX_SGE`] entries already.
+    pub fn push(&mut self, buf: &'a DeviceBuf, len: usize) -> Result {
+        let slot = self.entries.get_mut(self.len).ok_or(EINVAL)?;
+        *slot = Some((buf, len));
+        self.len += 1;
+        Ok(())
+    }
+
+    /// How many entries the list has.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a DeviceBuf, usize)> + '_ {
+        self.entries.iter().flatten().copied()
+    }
+}
+
+impl Default for SgeList<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The context a posted work request carries: it owns the request's
+/// buffers.
 pub trait WorkCtx: Send {
-    /// The buffer of the request's single scatter/gather entry and how many
-    /// of its bytes to use; `None` for a request without data.
-    fn sge(&self) -> Option<(&DeviceBuf, usize)>;
+    /// The request's scatter/gather list, buffers this context owns; empty
+    /// for a request without data. Its length must be within the QP's
+    /// ([`QpCaps`]), or posting fails with `EINVAL`.
+    ///
+    /// [`QpCaps`]: super::qp::QpCaps
+    fn sges(&self) -> SgeList<'_>;
 }
 
 /// Receives completions of the work requests posted with it.
@@ -34,7 +106,7 @@ pub trait WorkCtx: Send {
 /// use kernel::rdma::{
 ///     dma::DeviceBuf,
 ///     wc::Wc,
-///     work::{CompletionHandler, WorkCtx},
+///     work::{CompletionHandler, SgeList, WorkCtx},
 /// };
 /// use kernel::sync::Arc;
 ///
@@ -42,8 +114,8 @@ pub trait WorkCtx: Send {
 /// struct Rx(DeviceBuf);
 ///
 /// impl WorkCtx for Rx {
-///     fn sge(&self) -> Option<(&DeviceBuf, usize)> {
-///         Some((&self.0, self.0.len()))
+///     fn sges(&self) -> SgeList<'_> {
+///         SgeList::one(&self.0, self.0.len())
 ///     }
 /// }
 ///
