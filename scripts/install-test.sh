@@ -5,7 +5,9 @@
 # cached kernel, runs `make modules_install` into a scratch INSTALL_MOD_PATH
 # and checks where the module landed and what modinfo says of it; then the
 # Makefile's refusals of kernels it cannot build against (one line each,
-# exit 2); then a DKMS build of the tree (dkms.conf) in scratch DKMS trees.
+# exit 2); then the build for a kernel without the kernel::rdma series
+# (KRUST_OWN_RDMA=1), installed the same way; then a DKMS build of the tree
+# (dkms.conf) in scratch DKMS trees.
 # Nothing is installed on this machine and no kernel is built.
 #
 #   scripts/install-test.sh            against the cached main kernel
@@ -90,6 +92,25 @@ make -s KDIR="$kdir" modules_install INSTALL_MOD_PATH="$other" INSTALL_MOD_DIR=u
 	>"$scratch/install2.log" 2>&1 || cat "$scratch/install2.log"
 check install_mod_dir_overrides "no $other/lib/modules/$release/updates/rdma_krust.ko" \
 	test -f "$other/lib/modules/$release/updates/rdma_krust.ko"
+
+# --- The build for a kernel without the kernel::rdma series: KRUST_OWN_RDMA=1
+# makes the module build kernel/rust/kernel/rdma/ and the RDMA helpers
+# itself, as it does on a distribution's kernel; it installs the same way,
+# and carries what the kernel would (the helpers, kernel::rdma's code) ---
+own=$scratch/own
+if make -s KDIR="$kdir" KRUST_OWN_RDMA=1 modules >"$scratch/own.log" 2>&1 &&
+	make -s KDIR="$kdir" KRUST_OWN_RDMA=1 modules_install INSTALL_MOD_PATH="$own" \
+		>>"$scratch/own.log" 2>&1; then
+	check own_rdma_installs "no $own/lib/modules/$release/extra/rdma_krust.ko" \
+		test -f "$own/lib/modules/$release/extra/rdma_krust.ko"
+	helpers=$(nm rdma_krust.ko | grep -c ' T rust_helper_' || true)
+	check own_rdma_carries_helpers "$helpers rust_helper_* defined" test "$helpers" -gt 0
+else
+	cat "$scratch/own.log"
+	check own_rdma_installs "make KRUST_OWN_RDMA=1 modules or modules_install failed" false
+fi
+# The default build again, for what follows.
+make -s KDIR="$kdir" modules >"$scratch/build.log" 2>&1 || cat "$scratch/build.log"
 
 # --- DKMS: this tree as a DKMS source (dkms.conf), in scratch DKMS and
 # source trees, built against the kernel; and skipped, by dkms.conf's

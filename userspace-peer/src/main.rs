@@ -934,6 +934,39 @@ mod tests {
     }
 
     #[test]
+    fn parses_raw_ping() {
+        let cli = Cli::try_parse_from([
+            "rdma-krust",
+            "raw-ping",
+            "--connect",
+            "192.0.2.1:7",
+            "--sizes",
+            "1,4096",
+            "--userspace",
+            "--hold-ms",
+            "500",
+        ])
+        .unwrap();
+        match cli.cmd {
+            Cmd::RawPing {
+                connect,
+                sizes,
+                seed,
+                userspace,
+                timeout_ms,
+                hold_ms,
+            } => {
+                assert_eq!(connect.port, 7);
+                assert_eq!(sizes, [1, 4096]);
+                assert_eq!((seed, userspace, timeout_ms, hold_ms), (1, true, 10_000, 500));
+            }
+            c => panic!("{c:?}"),
+        }
+        let e = Cli::try_parse_from(["rdma-krust", "raw-ping"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
     fn parses_dev_path_anywhere() {
         let cli = Cli::try_parse_from(["rdma-krust", "abi", "--dev", "/tmp/x"]).unwrap();
         assert_eq!(cli.cmd, Cmd::Abi);
