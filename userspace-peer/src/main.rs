@@ -216,15 +216,8 @@ pub enum Cmd {
     Serve(ServeArgs),
     /// Userspace active side: connect and send patterned messages to an echo.
     Ping {
-        /// The listener.
-        #[arg(long, value_parser = addr::parse)]
-        connect: abi::Addr,
-        /// Message sizes, one message each.
-        #[arg(long, value_delimiter = ',', default_value = "64")]
-        sizes: Vec<u64>,
-        /// Pattern seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        #[command(flatten)]
+        msgs: Messages,
         #[command(flatten)]
         depth: Depth,
         /// Send every message back to back, then wait for a sink's count.
@@ -234,15 +227,8 @@ pub enum Cmd {
     /// Raw messages to an echo server (the kernel::rdma echo sample), each
     /// echo checked: from the module, or with --userspace from librdmacm.
     RawPing {
-        /// The echo server.
-        #[arg(long, value_parser = addr::parse)]
-        connect: abi::Addr,
-        /// Message sizes, one message each (at most the server's receive).
-        #[arg(long, value_delimiter = ',', default_value = "64")]
-        sizes: Vec<u64>,
-        /// Pattern seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        #[command(flatten)]
+        msgs: Messages,
         /// Connect from userspace (librdmacm) instead of the module.
         #[arg(long)]
         userspace: bool,
@@ -386,6 +372,20 @@ fn parse_key(s: &str) -> Result<(u64, u32), String> {
     let a = hex(a).map_err(|e| format!("address: {e}"))?;
     let k = hex(k).map_err(|e| format!("rkey: {e}"))?;
     Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
+}
+
+/// Where patterned messages go, and which: `ping` and `raw-ping`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct Messages {
+    /// The listener (an echo server, or a sink).
+    #[arg(long, value_parser = addr::parse)]
+    pub connect: abi::Addr,
+    /// Message sizes, one message each.
+    #[arg(long, value_delimiter = ',', default_value = "64")]
+    pub sizes: Vec<u64>,
+    /// Pattern seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// READ/atomic depths a side asks for (0 = the device's maximum).
@@ -725,37 +725,33 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Serve(a) => serve(&a),
         Cmd::Ping {
-            connect,
-            sizes,
-            seed,
+            msgs,
             depth,
             one_way,
         } => {
-            let peer = upeer::UPeer::connect(&connect, depth.resp, depth.init)?;
+            let peer = upeer::UPeer::connect(&msgs.connect, depth.resp, depth.init)?;
             println!("connected");
             if one_way {
-                scenario::stream(&peer, &sizes, seed)
+                scenario::stream(&peer, &msgs.sizes, msgs.seed)
             } else {
-                scenario::ping(&peer, &sizes, seed)
+                scenario::ping(&peer, &msgs.sizes, msgs.seed)
             }
         }
         Cmd::RawPing {
-            connect,
-            sizes,
-            seed,
+            msgs,
             userspace,
             timeout_ms,
             hold_ms,
         } => {
             let plan = rawping::Plan {
-                sizes,
-                seed,
+                sizes: msgs.sizes,
+                seed: msgs.seed,
                 hold: std::time::Duration::from_millis(hold_ms),
             };
             if userspace {
-                rawping::userspace(connect, &plan)
+                rawping::userspace(msgs.connect, &plan)
             } else {
-                rawping::kernel(&open_dev(&o)?, connect, &plan, timeout_ms)
+                rawping::kernel(&open_dev(&o)?, msgs.connect, &plan, timeout_ms)
             }
         }
         Cmd::Initiate(a) => {
@@ -949,16 +945,17 @@ mod tests {
         .unwrap();
         match cli.cmd {
             Cmd::RawPing {
-                connect,
-                sizes,
-                seed,
+                msgs,
                 userspace,
                 timeout_ms,
                 hold_ms,
             } => {
-                assert_eq!(connect.port, 7);
-                assert_eq!(sizes, [1, 4096]);
-                assert_eq!((seed, userspace, timeout_ms, hold_ms), (1, true, 10_000, 500));
+                assert_eq!(msgs.connect.port, 7);
+                assert_eq!(msgs.sizes, [1, 4096]);
+                assert_eq!(
+                    (msgs.seed, userspace, timeout_ms, hold_ms),
+                    (1, true, 10_000, 500)
+                );
             }
             c => panic!("{c:?}"),
         }
