@@ -618,9 +618,12 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     };
     // SAFETY: the context is an `Arc<H>` kept alive by the id's owner (or,
     // for a connection request, by the listener, whose handler mutex rdma_cm
-    // holds during the event).
-    // Borrowed: the count stays with the owner.
-    let handler = ManuallyDrop::new(unsafe { Arc::from_raw((*id).context.cast::<H>()) });
+    // holds during the event). Borrowed, and a count of the handler's own
+    // taken from it: the handler may give the id, and with it the owner's
+    // count, back (`HandlerId::release()`), and must not free itself.
+    let handler = Arc::clone(&ManuallyDrop::new(unsafe {
+        Arc::from_raw((*id).context.cast::<H>())
+    }));
     let hid = HandlerId::<H> {
         // SAFETY: rdma_cm passes a valid id.
         id: unsafe { NonNull::new_unchecked(id) },
