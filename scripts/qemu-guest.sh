@@ -13,6 +13,9 @@ qemu_guest() {
 	GUEST_APPEND="console=ttyS0 loglevel=4 panic=-1"
 	GUEST_APPEND+=" root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 	GUEST_APPEND+=" init=$ROOT/scripts/guest-init.sh"
+	# KUnit runs the kernel crate's doctests at boot (kernel_rdma_doctests
+	# reads them): allnoconfig leaves CONFIG_KUNIT_DEFAULT_ENABLED off.
+	GUEST_APPEND+=" kunit.enable=1"
 	GUEST_ARGS=(-display none -monitor none -serial stdio -no-reboot
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
