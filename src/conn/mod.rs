@@ -624,7 +624,7 @@ impl CompletionHandler for Conn {
         // error state every posted request completes, flushed.
         let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
         // A polled connection's handlers run under `ep`, in `reap`, which
-        // pays the debt itthis.
+        // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
         this.cv.notify_all();
         drop(st);
