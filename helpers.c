@@ -24,6 +24,12 @@ void rkrust_yield(void)
 	yield();
 }
 
+/* A macro (it checks might_resched() first). */
+void rkrust_cond_resched(void)
+{
+	cond_resched();
+}
+
 /* A macro over a static state: the module's one log rate limit. */
 static DEFINE_RATELIMIT_STATE(rkrust_ratelimit_state, 5 * HZ, 10);
 

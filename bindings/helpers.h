@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 void rkrust_yield(void);
+void rkrust_cond_resched(void);
 bool rkrust_ratelimit(void);
 
 struct file;

@@ -22,9 +22,9 @@
 /// `ListenReq` and `ConnInfo`, and a `timeout_ms` of 0 on one-sided
 /// operations waits for the transport; 6: `Bench::samples` on a bandwidth
 /// run takes each message's post and completion time, and its `total_ns`
-/// starts at the first post; 7: `DeviceInfo::max_window`). `IOCTL_VERSION`
+/// starts at the first post; 7: `DeviceInfo::max_window`; 8: [`CONN_SPIN`]). `IOCTL_VERSION`
 /// reports it, and `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 7;
+pub const ABI_VERSION: u32 = 8;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -284,7 +284,7 @@ pub struct ConnectReq {
     pub responder_resources: u32,
     /// READ/atomic requests this side will issue; 0 = device maximum.
     pub initiator_depth: u32,
-    /// [`CONN_RAW`], [`CONN_POLL`], or zero.
+    /// [`CONN_RAW`], [`CONN_POLL`], [`CONN_SPIN`], or zero.
     pub flags: u32,
     /// The transport settings; what `set` leaves out takes the defaults.
     pub transport: Transport,
@@ -318,6 +318,16 @@ pub const CONN_POLL: u32 = 2;
 /// completion before it naps between polls.
 pub const POLL_SPIN_US: u32 = 2000;
 
+/// Connection flag, with [`CONN_POLL`] only (else `EINVAL`): waiters spin
+/// as perftest's pollers do. They never yield the CPU or nap between
+/// polls: they give it up only where the scheduler takes it from them
+/// (`cond_resched()`: a used-up slice, a wake-up that preempts), and stop
+/// at their timeout or a signal. Without it a waiter yields after each
+/// poll, so that a provider's own threads on the same CPU run at once.
+/// Which one is faster depends on where the provider does its work
+/// (`Documentation/performance.rst`).
+pub const CONN_SPIN: u32 = 4;
+
 /// Argument of [`IOCTL_LISTEN`].
 ///
 /// The fd listens on `addr` and takes the first connection request that
@@ -333,7 +343,7 @@ pub struct ListenReq {
     pub responder_resources: u32,
     /// Cap on READ/atomic requests issued; 0 = device maximum.
     pub initiator_depth: u32,
-    /// [`CONN_RAW`], [`CONN_POLL`], or zero.
+    /// [`CONN_RAW`], [`CONN_POLL`], [`CONN_SPIN`], or zero.
     pub flags: u32,
     /// Must be zero.
     pub reserved: u32,

@@ -15,7 +15,9 @@ impl Conn {
     /// Leaves the idle state for `next` (connecting or listening), with the
     /// connection flags of the request.
     pub(super) fn begin(&self, flags: u32, next: u32) -> Result {
-        if flags & !(abi::CONN_RAW | abi::CONN_POLL) != 0 {
+        if flags & !(abi::CONN_RAW | abi::CONN_POLL | abi::CONN_SPIN) != 0
+            || flags & (abi::CONN_POLL | abi::CONN_SPIN) == abi::CONN_SPIN
+        {
             return Err(EINVAL);
         }
         let mut st = self.st.lock();
@@ -25,6 +27,7 @@ impl Conn {
         st.state = next;
         st.msg.raw = flags & abi::CONN_RAW != 0;
         st.polled = flags & abi::CONN_POLL != 0;
+        st.spin = flags & abi::CONN_SPIN != 0;
         Ok(())
     }
 

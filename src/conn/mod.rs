@@ -148,6 +148,8 @@ struct St {
     device_index: Option<u32>,
     /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
     polled: bool,
+    /// And spin without yielding (`abi::CONN_SPIN`).
+    spin: bool,
     /// The [`Turn`]s taken.
     turns: u8,
     /// [`Conn::shutdown`] ran: the connection's queues were emptied for
@@ -365,6 +367,7 @@ impl Conn {
                     listen_transport: abi::Transport::default(),
                     device_index: None,
                     polled: false,
+                    spin: false,
                     turns: 0,
                     torn_down: false,
                 }),
@@ -406,6 +409,7 @@ impl Conn {
     /// thread reaps the completions. It spins while completions come, and
     /// after [`abi::POLL_SPIN_US`] without one naps a jiffy between polls
     /// (a cm event or another waiter's completion ends the nap early).
+    /// With `abi::CONN_SPIN` it never naps.
     fn wait_polling<T>(
         &self,
         ms: u32,
@@ -427,7 +431,8 @@ impl Conn {
             if now.wrapping_sub(start) >= timeout {
                 return Err(errno::ETIMEDOUT());
             }
-            if reaped > 0 {
+            let spinning = st.spin;
+            if reaped > 0 || spinning {
                 last_seen = now;
             } else if now.wrapping_sub(last_seen) > spin {
                 if let CondVarTimeoutResult::Signal { .. } =
@@ -441,6 +446,16 @@ impl Conn {
             if kernel::current!().signal_pending() {
                 return Err(EINTR);
             }
+            Self::pass(spinning);
+        }
+    }
+
+    /// Ends a pass of a polling loop: yields the CPU, or with
+    /// `abi::CONN_SPIN` gives it up only if the scheduler asks.
+    fn pass(spinning: bool) {
+        if spinning {
+            misc::cond_resched();
+        } else {
             misc::yield_now();
         }
     }

@@ -247,6 +247,16 @@ pub(crate) fn yield_now() {
     unsafe { bindings::rkrust_yield() };
 }
 
+/// Gives the CPU only if the scheduler asks for it (`cond_resched()`): a
+/// tick found this task's slice used up, or a wake-up should preempt it.
+/// For loops that spin as a userspace poller does, which the kernel
+/// preempts at those points too.
+pub(crate) fn cond_resched() {
+    // SAFETY: no memory-safety precondition; it may sleep, so it belongs in
+    // process context (`might_resched()` checks that).
+    unsafe { bindings::rkrust_cond_resched() };
+}
+
 /// The `jiffies` counter: a plain memory read, unlike `ktime_get()`, which
 /// under TCG reads the emulated HPET (an exit to QEMU each time). For loops
 /// that check a deadline on every pass.

@@ -166,6 +166,14 @@ fn cases(device_count: u32) -> Vec<Case> {
         transport,
         ..Default::default()
     };
+    let spin_alone = abi::ConnectReq {
+        flags: abi::CONN_SPIN,
+        ..connect_with(abi::Transport::default())
+    };
+    let unknown_flag = abi::ConnectReq {
+        flags: abi::CONN_SPIN << 1,
+        ..connect_with(abi::Transport::default())
+    };
     let unknown_bit = connect_with(abi::Transport {
         set: abi::TRANSPORT_ALL + 1,
         ..Default::default()
@@ -279,6 +287,18 @@ fn cases(device_count: u32) -> Vec<Case> {
             "CONNECT with a retry count over 7",
             abi::IOCTL_CONNECT,
             bytes(&retry_8),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with CONN_SPIN, not CONN_POLL",
+            abi::IOCTL_CONNECT,
+            bytes(&spin_alone),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with an unknown flag",
+            abi::IOCTL_CONNECT,
+            bytes(&unknown_flag),
             libc::EINVAL,
         ),
         (
