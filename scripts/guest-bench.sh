@@ -15,6 +15,23 @@
 # CPU (cpu-clock; TCG has no PMU) while the run goes, and the top tasks and
 # symbols go to $KRUST_OUT/profile-<tool>-<run>.txt. KRUST_PROFILE=only
 # runs just the profiles.
+#
+# KRUST_BENCH_ROWS picks the groups of rows, a comma-separated list of:
+# lat (latency), bw (64 KiB bandwidth), sweep (WRITE bandwidth against
+# size), qps (WRITE and SEND bandwidth over 1 to 16 QPs, perftest's -q,
+# rows write-qN/send-qN), scale (the module alone: WRITE over 1 to 256
+# connections, with the memory they took, rows conns-N), none. Default:
+# all but none. KRUST_BENCH_SPIN=1 runs
+# the module's latency loops with --spin (CONN_SPIN: no yield between
+# polls); KRUST_BENCH_SPIN=both runs them both ways, the spinning rows
+# under the op names send-spin, write-spin and read-spin.
+#
+# KRUST_TRACE=1 adds an ftrace of 200 SEND ping-pongs of each tool (and of
+# the module's with --spin): the siw and TCP functions one message passes
+# through, and every wake-up and context switch, in
+# $KRUST_OUT/trace-<tool>.txt; scripts/trace-breakdown.sh turns each into
+# where a half round trip's microseconds go. KRUST_TRACE_FUNCS names more
+# functions to trace (a space-separated list).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,12 +47,19 @@ CM=()
 LAT_ITERS=${KRUST_BENCH_LAT_ITERS:-1000}
 BW_ITERS=${KRUST_BENCH_BW_ITERS:-1000}
 SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
+Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
+SCALE_ITERS=${KRUST_BENCH_SCALE_ITERS:-400}
+ROWS=" ${KRUST_BENCH_ROWS:-lat bw sweep qps scale} "
+ROWS=${ROWS//,/ }
 DEPTH=16
 port=18600
 J=$OUT/bench.jsonl
 : >"$J"
 
-next_port() { port=$((port + 1)); }
+# next_port [N]: a fresh port, and N - 1 more after it (-q's connections).
+next_port() { port=$((port + ${last_n:-1})) && last_n=${1:-1}; }
+# rows GROUP: whether KRUST_BENCH_ROWS asks for GROUP.
+rows() { [[ $ROWS == *" $1 "* ]]; }
 
 # perftest NAME ARGS...: server and client of a perftest binary over $DEV;
 # prints the client's output.
@@ -43,15 +67,17 @@ perftest() {
 	local name=$1
 	shift
 	next_port
-	"$name" -d $DEV -F -p $port "${CM[@]}" "$@" >/tmp/pt-server.log 2>&1 &
+	# A run that hangs (perftest -q over rdma_cm on siw, seen at 16 QPs)
+	# costs its row, not the boot.
+	timeout 120 "$name" -d $DEV -F -p $port "${CM[@]}" "$@" >/tmp/pt-server.log 2>&1 &
 	local srv=$!
 	sleep 0.5
 	local out try
 	for try in 1 2 3 4 5 6 7 8 9 10; do
-		out=$("$name" -d $DEV -F -p $port "${CM[@]}" "$@" "$IP" 2>&1) && break
+		out=$(timeout 120 "$name" -d $DEV -F -p $port "${CM[@]}" "$@" "$IP" 2>&1) && break
 		sleep 0.5
 	done
-	wait $srv
+	wait $srv || echo "guest-bench: perftest $name $*: server: $(tail -1 /tmp/pt-server.log)" >&2
 	echo "$out"
 }
 
@@ -66,57 +92,164 @@ pt_lat() { # OP BIN SIZE
 	echo "{\"tool\":\"perftest\",\"op\":\"$1\",\"mode\":\"lat\",\"bytes\":$2,\"iterations\":$3,\"t_min\":$4,\"t_max\":$5,\"t_typical\":$6,\"t_avg\":$7,\"t_stdev\":$8,\"p99\":$9,\"p999\":${10}}" >>"$J"
 }
 
-pt_bw() { # OP BIN SIZE ITERS
+pt_bw() { # OP BIN SIZE ITERS [ARG...]
 	local row
-	row=$(perftest "$2" -s "$3" -n "$4" -t $DEPTH | pt_row)
+	row=$(perftest "$2" -s "$3" -n "$4" -t $DEPTH "${@:5}" | pt_row)
 	set -- "$1" $row
 	[ $# -ge 6 ] || { echo "guest-bench: perftest $1 bw gave no result" >&2; return; }
 	echo "{\"tool\":\"perftest\",\"op\":\"$1\",\"mode\":\"bw\",\"bytes\":$2,\"iterations\":$3,\"bw_peak\":$4,\"bw_avg\":$5,\"msg_rate\":$6}" >>"$J"
 }
 
-# ours OP MODE SIZE ITERS: the module's loop, both ends in the kernel.
+# ours OP MODE SIZE ITERS [FLAG...]: the module's loop, both ends in the
+# kernel; the FLAGs go to both ends. OP may end in -spin (the same loop
+# with --spin) or -qN (with -q N), and is reported under that name; OP
+# conns-N is WRITE over N connections waiting on events (-q N -e), with
+# the memory they took per connection end (both ends are in this guest).
 ours() {
-	next_port
-	"$TOOL" bench --listen "$IP:$port" --op "$1" --mode "$2" --size "$3" --iters "$4" --depth $DEPTH \
-		>/tmp/kb-peer.log 2>&1 &
+	local op=${1%%-*} name=$1 mode=$2 size=$3 iters=$4 n=1
+	shift 4
+	case "$name" in
+	*-spin) set -- "$@" --spin ;;
+	*-q*) n=${name##*-q} && set -- "$@" -q "$n" ;;
+	conns-*) op=write n=${name#conns-} && set -- "$@" -q "$n" -e --meminfo ;;
+	esac
+	next_port "$n"
+	"$TOOL" bench --listen "$IP:$port" --op "$op" --mode "$mode" --size "$size" --iters "$iters" --depth $DEPTH \
+		"$@" >/tmp/kb-peer.log 2>&1 &
 	local peer=$! i
 	for i in $(seq 100); do
 		grep -q '^listening' /tmp/kb-peer.log && break
 		sleep 0.1
 	done
 	local line
-	line=$("$TOOL" bench --connect "$IP:$port" --op "$1" --mode "$2" --size "$3" --iters "$4" \
-		--depth $DEPTH --json --samples-to "${SAMPLES_DIR:-$OUT}/samples-$1.txt" 2>&1)
+	line=$("$TOOL" bench --connect "$IP:$port" --op "$op" --mode "$mode" --size "$size" --iters "$iters" \
+		--depth $DEPTH --json --samples-to "${SAMPLES_DIR:-$OUT}/samples-$name.txt" "$@" 2>&1)
 	wait $peer
 	case "$line" in
-	"{"*) echo "{\"tool\":\"rdma-krust\",${line#\{}" >>"$J" ;;
-	*) echo "guest-bench: rdma-krust $1 $2 $3: $line" >&2 ;;
+	"{"*) line="{\"tool\":\"rdma-krust\",${line#\{}"
+		[ "$name" = "$op" ] || line=${line/\"op\":\"$op\"/\"op\":\"$name\"}
+		case "$name" in conns-*) line=$(per_end "$line" "$n") ;; esac
+		echo "$line" >>"$J" ;;
+	*) echo "guest-bench: rdma-krust $name $mode $size: $line" >&2 ;;
 	esac
+}
+
+# per_end LINE N: LINE with the memory of N connections per connection
+# end added: mem_per_end_kib and slab_per_end_kib.
+per_end() {
+	local free slab
+	free=$(sed -nE 's/.*"mem_free_drop_kib":([0-9]+).*/\1/p' <<<"$1")
+	slab=$(sed -nE 's/.*"slab_growth_kib":([0-9]+).*/\1/p' <<<"$1")
+	if [ -z "$free" ] || [ -z "$slab" ]; then
+		echo "$1"
+		return
+	fi
+	echo "${1%\}},\"mem_per_end_kib\":$((free / (2 * $2))),\"slab_per_end_kib\":$((slab / (2 * $2)))}"
+}
+
+# lat_rows: the latency rows, the module's as KRUST_BENCH_SPIN says.
+lat_rows() {
+	local s
+	case "${KRUST_BENCH_SPIN:-}" in
+	1) s=(-spin) ;;
+	both) s=("" -spin) ;;
+	*) s=("") ;;
+	esac
+	pt_lat send ib_send_lat 2
+	for x in "${s[@]}"; do ours send$x lat 2 "$LAT_ITERS"; done
+	pt_lat write ib_write_lat 2
+	for x in "${s[@]}"; do ours write$x pingpong 2 "$LAT_ITERS"; done
+	pt_lat read ib_read_lat 2
+	for x in "${s[@]}"; do ours read$x lat 2 "$LAT_ITERS"; done
+	if [ "$PROV" = siw ]; then
+		echo "guest-bench: no atomic rows: siw has no atomics (atomic_cap 0)"
+	else
+		pt_lat atomic ib_atomic_lat 8
+		for x in "${s[@]}"; do ours fadd$x lat 8 "$LAT_ITERS"; done
+	fi
 }
 
 insmod "$ROOT/rdma_krust.ko" || exit 1
 if [ "${KRUST_PROFILE:-}" != only ]; then
 
-echo "guest-bench: latency, $LAT_ITERS iterations"
-pt_lat send ib_send_lat 2;    ours send lat 2 "$LAT_ITERS"
-pt_lat write ib_write_lat 2;  ours write pingpong 2 "$LAT_ITERS"
-pt_lat read ib_read_lat 2;    ours read lat 2 "$LAT_ITERS"
-if [ "$PROV" = siw ]; then
-	echo "guest-bench: no atomic rows: siw has no atomics (atomic_cap 0)"
-else
-	pt_lat atomic ib_atomic_lat 8; ours fadd lat 8 "$LAT_ITERS"
+if rows lat; then
+	echo "guest-bench: latency, $LAT_ITERS iterations"
+	lat_rows
 fi
 
-echo "guest-bench: bandwidth at 64 KiB, $BW_ITERS iterations, depth $DEPTH"
-pt_bw send ib_send_bw 65536 "$BW_ITERS";   ours send bw 65536 "$BW_ITERS"
-pt_bw write ib_write_bw 65536 "$BW_ITERS"; ours write bw 65536 "$BW_ITERS"
-pt_bw read ib_read_bw 65536 "$BW_ITERS";   ours read bw 65536 "$BW_ITERS"
+if rows bw; then
+	echo "guest-bench: bandwidth at 64 KiB, $BW_ITERS iterations, depth $DEPTH"
+	pt_bw send ib_send_bw 65536 "$BW_ITERS";   ours send bw 65536 "$BW_ITERS"
+	pt_bw write ib_write_bw 65536 "$BW_ITERS"; ours write bw 65536 "$BW_ITERS"
+	pt_bw read ib_read_bw 65536 "$BW_ITERS";   ours read bw 65536 "$BW_ITERS"
+fi
 
-echo "guest-bench: WRITE bandwidth against size, $SWEEP_ITERS iterations"
-for size in 64 1024 4096 16384 262144 1048576; do
-	pt_bw write ib_write_bw $size "$SWEEP_ITERS"
-	ours write bw $size "$SWEEP_ITERS"
-done
+if rows sweep; then
+	echo "guest-bench: WRITE bandwidth against size, $SWEEP_ITERS iterations"
+	for size in 64 1024 4096 16384 262144 1048576; do
+		pt_bw write ib_write_bw $size "$SWEEP_ITERS"
+		ours write bw $size "$SWEEP_ITERS"
+	done
+fi
+
+if rows qps; then
+	echo "guest-bench: several QPs at 64 KiB, $Q_ITERS iterations per QP, depth $DEPTH"
+	for n in 1 2 4 8 16; do
+		pt_bw write-q$n ib_write_bw 65536 "$Q_ITERS" -q $n
+		ours write-q$n bw 65536 "$Q_ITERS"
+		pt_bw send-q$n ib_send_bw 65536 "$Q_ITERS" -q $n
+		ours send-q$n bw 65536 "$Q_ITERS"
+	done
+fi
+
+if rows scale; then
+	echo "guest-bench: WRITE over many connections, 4 KiB, $SCALE_ITERS iterations each"
+	for n in 1 16 64 256; do
+		ours conns-$n bw 4096 "$SCALE_ITERS"
+	done
+fi
+fi
+
+# trace NAME COMMAND...: ftrace while COMMAND (a function of this script)
+# runs: the functions a SEND passes through on siw (or rxe), and the
+# scheduler's wake-ups and switches; the trace goes to
+# $KRUST_OUT/trace-NAME.txt.
+trace() {
+	local name=$1 t=/sys/kernel/tracing
+	shift
+	[ -d $t/events ] || mount -t tracefs nodev $t 2>/dev/null
+	[ -w $t/set_ftrace_filter ] || { echo "guest-bench: no ftrace in this kernel" >&2; return; }
+	echo 0 >$t/tracing_on
+	echo nop >$t/current_tracer
+	: >$t/trace
+	echo 8192 >$t/buffer_size_kb
+	local f funcs=()
+	for f in siw_post_send siw_sq_start siw_qp_sq_process siw_tcp_rx_data siw_rqe_complete \
+		siw_sqe_complete rxe_post_send rxe_requester rxe_receiver rxe_completer tcp_sendmsg_locked \
+		${KRUST_TRACE_FUNCS:-}; do
+		grep -qx "$f" $t/available_filter_functions && funcs+=("$f")
+	done
+	printf '%s\n' "${funcs[@]}" >$t/set_ftrace_filter
+	echo function >$t/current_tracer
+	echo 1 >$t/events/sched/sched_wakeup/enable
+	echo 1 >$t/events/sched/sched_switch/enable
+	echo 1 >$t/tracing_on
+	J=/dev/null SAMPLES_DIR=/tmp "$@" >/dev/null
+	echo 0 >$t/tracing_on
+	cat $t/trace >"$OUT/trace-$name.txt"
+	echo 0 >$t/events/sched/sched_wakeup/enable
+	echo 0 >$t/events/sched/sched_switch/enable
+	echo nop >$t/current_tracer
+	: >$t/set_ftrace_filter
+	: >$t/trace
+}
+
+if [ -n "${KRUST_TRACE:-}" ]; then
+	echo "guest-bench: traces"
+	LAT_ITERS=200
+	trace perftest-send-lat pt_lat send ib_send_lat 2
+	trace rdma-krust-send-lat ours send lat 2 "$LAT_ITERS"
+	trace rdma-krust-send-spin-lat ours send-spin lat 2 "$LAT_ITERS"
 fi
 
 # profile NAME COMMAND...: perf samples the whole guest while COMMAND (a

@@ -68,6 +68,7 @@ ALL_TESTS=(
 	rping_client_against_module
 	module_client_against_rping
 	bench_smoke
+	bench_spin_and_qps
 	send_bw_slow_sink
 	ioctl_fuzz
 	connect_cycles_no_slab_growth
@@ -275,7 +276,7 @@ test_abi_agreement() {
 	ensure_loaded
 	local out
 	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
-	expect_eq "$out" "ABI version 7: 17 commands agree" "abi output"
+	expect_eq "$out" "ABI version 8: 17 commands agree" "abi output"
 }
 
 # Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.
@@ -322,7 +323,7 @@ test_errno_table() {
 	local rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "errno-check failed"
-	expect_eq "$(grep -c '^ok ' <<<"$out")" 31 "cases passed"
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 33 "cases passed"
 }
 
 # The node is root-only: mode 0600, and another user gets EACCES.
@@ -1229,6 +1230,40 @@ test_bench_smoke() {
 		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 100000) }' || fail "bw $op: $j"
 		awk -v t="$t" -v p="$pk" 'BEGIN { exit !(p >= t * 0.9999 && p <= 3 * t) }' ||
 			fail "bw $op: peak ${pk} against average ${t}: $j"
+	done
+}
+
+# The latency loops spinning without a yield (--spin, CONN_SPIN), and
+# bandwidth over several connections at once (-q): the figures are sane,
+# the WRITE ping-pong leaves its last tag in the peer's window, each of
+# the -q connections moved its share (iterations add up over the QPs), and
+# --meminfo saw the connections take memory.
+test_bench_spin_and_qps() {
+	ensure_loaded
+	local port=7760 j t op mode n
+	for op in send write read; do
+		port=$((port + 1))
+		mode=lat
+		[ $op != write ] || mode=pingpong
+		j=$(bench_pair $port --op $op --mode $mode --size 8 --iters 50 --spin)
+		t=$(json_num "$j" t_typical)
+		echo "  $mode $op --spin: t_typical ${t} us"
+		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "$op --spin: $j"
+	done
+	grep -q '^window value 3602879701896396800$' /tmp/bench.$((port - 1)) ||
+		fail "ping-pong --spin window: $(cat /tmp/bench.$((port - 1)))"
+	for op in write send; do
+		port=$((port + 10))
+		n=4
+		j=$(bench_pair $port --op $op --mode bw --size 4096 --iters 64 --depth 8 -q $n --meminfo)
+		echo "  bw $op -q $n: $j"
+		expect_eq "$(json_num "$j" qps)" $n "$op -q: connections" || return 1
+		expect_eq "$(json_num "$j" iterations)" $((64 * n)) "$op -q: iterations" || return 1
+		awk -v t="$(json_num "$j" bw_avg)" 'BEGIN { exit !(t > 0 && t < 100000) }' ||
+			fail "bw $op -q: $j"
+		awk -v m="$(json_num "$j" mem_free_drop_kib)" -v s="$(json_num "$j" slab_growth_kib)" \
+			'BEGIN { exit !(m > 0 && s > 0) }' || fail "bw $op -q --meminfo: $j"
+		grep -q "^bench peer done ($n QPs)\$" /tmp/bench.$port || fail "-q peer: $(cat /tmp/bench.$port)"
 	done
 }
 

@@ -357,13 +357,29 @@ fn rows_of(jsonl: &str) -> anyhow::Result<Vec<Row>> {
             rows[i].4 = fig;
         }
     }
+    // The module's loops with `--spin` (scripts/guest-bench.sh names their
+    // rows OP-spin) compare with perftest's figure for OP.
+    for i in 0..rows.len() {
+        let Some(base) = rows[i].0.strip_suffix("-spin") else {
+            continue;
+        };
+        let pt = rows
+            .iter()
+            .find(|r| r.0 == base && r.1 == rows[i].1 && r.2 == rows[i].2)
+            .and_then(|r| r.3);
+        if rows[i].3.is_none() {
+            rows[i].3 = pt;
+        }
+    }
     Ok(rows)
 }
 
 /// What a row's figure is, for the table's last column.
 fn figure_of(mode: &str, op: &str) -> &'static str {
     match (mode, op) {
-        ("lat", "send" | "write") => "t_typical us, both RTT/2 of a ping-pong",
+        ("lat", "send" | "write" | "send-spin" | "write-spin") => {
+            "t_typical us, both RTT/2 of a ping-pong"
+        }
         ("lat", _) => "t_typical us, both full RTT",
         _ => "BW average MB/sec (2^20)",
     }
@@ -379,7 +395,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<6} {:<4} {:>8}  {:>12}  {:>12}  {:>6}  figure",
+        "{:<10} {:<4} {:>8}  {:>12}  {:>12}  {:>6}  figure",
         "op", "mode", "bytes", "perftest", "rdma-krust", "ratio"
     );
     for (op, mode, bytes, pt, ours) in rows {
@@ -391,7 +407,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
         let what = figure_of(&mode, &op);
         let _ = writeln!(
             out,
-            "{op:<6} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
+            "{op:<10} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
             f(pt),
             f(ours)
         );
@@ -449,7 +465,7 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<6} {:<4} {:>8}  {:>9}  {:>10}  {:>6}  {:>11}  {:<7}  figure (medians over {} boots)",
+        "{:<10} {:<4} {:>8}  {:>9}  {:>10}  {:>6}  {:>11}  {:<7}  figure (medians over {} boots)",
         "op",
         "mode",
         "bytes",
@@ -502,7 +518,7 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
         }
         let _ = writeln!(
             out,
-            "{op:<6} {mode:<4} {bytes:>8}  {:>9}  {:>10}  {ratio:>6}  {spread:>11}  {says:<7}  {}",
+            "{op:<10} {mode:<4} {bytes:>8}  {:>9}  {:>10}  {ratio:>6}  {spread:>11}  {says:<7}  {}",
             f(median(&pts)),
             f(median(&ours)),
             figure_of(mode, op)
@@ -513,7 +529,68 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(b.1))
         .map_or(0, |(i, _)| i);
+    out.push_str(&memory_table(runs)?);
     Ok((out, best))
+}
+
+/// The memory rows of the runs' `conns-N` results (scripts/guest-bench.sh),
+/// if any: per N, the median over the runs of the KiB each connection end
+/// took, all of it (MemFree) and of it slab, with the spread of the first.
+pub fn memory_table(runs: &[String]) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    let mut per_n: Vec<(u64, Vec<f64>, Vec<f64>)> = Vec::new();
+    for run in runs {
+        for line in run.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            let Some(n) = v["op"]
+                .as_str()
+                .and_then(|o| o.strip_prefix("conns-"))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let (Some(mem), Some(slab)) = (
+                v["mem_per_end_kib"].as_f64(),
+                v["slab_per_end_kib"].as_f64(),
+            ) else {
+                continue;
+            };
+            match per_n.iter_mut().find(|e| e.0 == n) {
+                Some(e) => {
+                    e.1.push(mem);
+                    e.2.push(slab);
+                }
+                None => per_n.push((n, vec![mem], vec![slab])),
+            }
+        }
+    }
+    let mut out = String::new();
+    if per_n.is_empty() {
+        return Ok(out);
+    }
+    per_n.sort_by_key(|e| e.0);
+    let _ = writeln!(
+        out,
+        "\nmemory per connection end, KiB (medians over {} runs; both ends in one guest)",
+        runs.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:>11}  {:>8}  {:>13}  {:>8}",
+        "connections", "all", "spread", "slab"
+    );
+    for (n, mem, slab) in per_n {
+        let lo = mem.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = mem.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = writeln!(
+            out,
+            "{n:>11}  {:>8.0}  {:>13}  {:>8.0}",
+            median(&mem).unwrap_or(0.0),
+            format!("{lo:.0}-{hi:.0}"),
+            median(&slab).unwrap_or(0.0)
+        );
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -548,7 +625,7 @@ mod tests {
         let lines: Vec<&str> = r.lines().collect();
         assert_eq!(lines.len(), 4, "{r}");
         assert!(
-            lines[1].starts_with("read   lat         2") && lines[1].contains(" 0.50 "),
+            lines[1].starts_with("read       lat         2") && lines[1].contains(" 0.50 "),
             "{r}"
         );
         assert!(
@@ -557,6 +634,60 @@ mod tests {
         );
         assert!(
             lines[3].contains("20.00") && lines[3].contains(" - "),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn memory_rows_take_medians_per_count() {
+        let run = |m1: u32, m256: u32| {
+            format!(
+                r#"{{"tool":"rdma-krust","op":"conns-1","mode":"bw","bytes":4096,"bw_avg":1.0,"mem_per_end_kib":{m1},"slab_per_end_kib":10}}
+{{"tool":"rdma-krust","op":"conns-256","mode":"bw","bytes":4096,"bw_avg":2.0,"mem_per_end_kib":{m256},"slab_per_end_kib":20}}
+{{"tool":"perftest","op":"write","mode":"bw","bytes":65536,"bw_avg":20.0}}
+"#
+            )
+        };
+        let runs = [run(2700, 2600), run(2500, 2640), run(2900, 2620)];
+        let t = memory_table(&runs).unwrap();
+        let lines: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(lines[0].contains("medians over 3 runs"), "{t}");
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            ["1", "2700", "2500-2900", "10"],
+            "{t}"
+        );
+        assert_eq!(
+            lines[3].split_whitespace().collect::<Vec<_>>(),
+            ["256", "2620", "2600-2640", "20"],
+            "{t}"
+        );
+        assert_eq!(memory_table(&[String::new()]).unwrap(), "");
+    }
+
+    #[test]
+    fn spin_rows_compare_with_perftest_of_their_op() {
+        let jsonl = r#"{"tool":"perftest","op":"send","mode":"lat","bytes":2,"t_typical":80.0}
+{"tool":"rdma-krust","op":"send","mode":"lat","bytes":2,"t_typical":160.0}
+{"tool":"rdma-krust","op":"send-spin","mode":"lat","bytes":2,"t_typical":40.0}
+{"tool":"rdma-krust","op":"read-spin","mode":"lat","bytes":2,"t_typical":40.0}
+"#;
+        let r = report(jsonl).unwrap();
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines.len(), 4, "{r}");
+        assert!(
+            lines[1].starts_with("send ") && lines[1].contains(" 2.00 "),
+            "{r}"
+        );
+        assert!(
+            lines[2].starts_with("send-spin  lat") && lines[2].contains(" 0.50 "),
+            "{r}"
+        );
+        assert!(lines[2].contains("RTT/2"), "{r}");
+        // No perftest READ row: no ratio.
+        assert!(
+            lines[3].starts_with("read-spin") && lines[3].contains(" - "),
             "{r}"
         );
     }
@@ -590,7 +721,7 @@ mod tests {
         assert!(lines[0].contains("medians over 3 boots"), "{t}");
         // perftest's median READ 60, rdma-krust's 36.
         assert!(
-            lines[1].starts_with("read   lat         2")
+            lines[1].starts_with("read       lat         2")
                 && lines[1].contains(" 60.00 ")
                 && lines[1].contains(" 36.00 ")
                 && lines[1].contains(" 0.60 ")

@@ -87,6 +87,22 @@ pub struct BenchArgs {
     /// busy polling (perftest's -e; polling, CONN_POLL, is the default).
     #[arg(short = 'e', long)]
     pub events: bool,
+    /// Polling waits spin without yielding the CPU, as perftest's pollers
+    /// (CONN_SPIN); without it they yield after each poll.
+    #[arg(long, conflicts_with = "events")]
+    pub spin: bool,
+    /// Bandwidth over this many QPs at once, 1 to 256 (perftest's -q): as
+    /// many connections, on ports PORT to PORT+N-1, each running the loop
+    /// with -n iterations in a thread of its own; the row is their
+    /// aggregate, from the moment all start to the moment the last ends.
+    #[arg(short = 'q', long = "qp", default_value_t = 1)]
+    pub qps: u32,
+    /// Bandwidth, measuring side: also say how much memory this machine
+    /// gave the connections (MemFree and Slab of /proc/meminfo, read before
+    /// connecting and once all are connected; both ends' share when the
+    /// listening side runs here too).
+    #[arg(long)]
+    pub meminfo: bool,
     /// Connect to the listening side at HOST:PORT (the older form of
     /// SERVER -p PORT).
     #[arg(long, value_parser = addr::parse, conflicts_with = "listen")]
@@ -185,6 +201,12 @@ pub struct Plan {
     pub ib_dev: Option<String>,
     /// Busy polling.
     pub poll: bool,
+    /// Spinning without yielding (`--spin`).
+    pub spin: bool,
+    /// Connections, each with its QP (`-q`).
+    pub qps: u32,
+    /// `--meminfo`.
+    pub meminfo: bool,
     /// JSON instead of the table.
     pub json: bool,
     /// Where the latency samples go.
@@ -326,6 +348,19 @@ pub fn plan(a: &BenchArgs) -> Result<Plan> {
             )))
         }
     };
+    if !(1..=MAX_QPS).contains(&a.qps) {
+        return Err(usage(format!("-q {}: 1 to {MAX_QPS} QPs", a.qps)));
+    }
+    if a.qps > 1 && !bw {
+        return Err(usage(format!(
+            "-q {}: several QPs are for --mode bw (perftest's latency tests \
+             have one QP)",
+            a.qps
+        )));
+    }
+    if a.meminfo && !bw {
+        return Err(usage("--meminfo: for --mode bw"));
+    }
     let role = match (&a.server, a.connect, a.listen) {
         (Some(s), _, _) => {
             let (host, port) = addr::split_host_port(s).map_err(usage)?;
@@ -356,6 +391,9 @@ pub fn plan(a: &BenchArgs) -> Result<Plan> {
         depth,
         ib_dev: a.ib_dev.clone(),
         poll: !a.events,
+        spin: a.spin,
+        qps: a.qps,
+        meminfo: a.meminfo,
         json: a.json,
         samples_to: a.samples_to.clone(),
         timeout_ms: a.timeout_ms,
@@ -521,14 +559,262 @@ fn receive_advert(dev: &KrustDev, len: u32) -> Result<ctl::Advert> {
     Ok(w)
 }
 
-/// Runs `bench` as planned (see [`plan`]).
-pub fn run(dev: &KrustDev, p: &Plan) -> Result<()> {
+/// The most QPs `-q` takes.
+pub const MAX_QPS: u32 = 256;
+
+/// `addr` with its port moved up by `i` (connection `i` of `-q`).
+fn port_plus(mut addr: abi::Addr, i: u32) -> Result<abi::Addr> {
+    addr.port = u16::try_from(u32::from(addr.port) + i)
+        .map_err(|_| usage(format!("-q {}: ports past 65535", i + 1)))?;
+    Ok(addr)
+}
+
+/// Runs `bench` as planned (see [`plan`]); `open` gives a new file of the
+/// module for each further connection of `-q`.
+pub fn run_qps(dev: &KrustDev, p: &Plan, open: &dyn Fn() -> Result<KrustDev>) -> Result<()> {
+    if p.qps <= 1 && !(p.meminfo && matches!(p.role, Role::Connect(_))) {
+        return run(dev, p);
+    }
     check_device(dev, p.ib_dev.as_deref())?;
-    let flags = if p.op == BenchOp::Send {
+    let flags = conn_flags(p);
+    let mut devs = vec![];
+    for _ in 1..p.qps {
+        devs.push(open()?);
+    }
+    let mut all: Vec<&KrustDev> = vec![dev];
+    all.extend(devs.iter());
+    match p.role {
+        Role::Listen(addr) => {
+            // Every file listens before the measuring end is told to come.
+            for (i, d) in all.iter().enumerate() {
+                d.listen(port_plus(addr, i as u32)?, 0, 0, flags)?;
+            }
+            println!(
+                "listening on {} to port {} ({} QPs)",
+                exit::show_addr(&addr),
+                port_plus(addr, p.qps - 1)?.port,
+                p.qps
+            );
+            std::io::Write::flush(&mut std::io::stdout())?;
+            std::thread::scope(|s| {
+                let threads: Vec<_> = all
+                    .iter()
+                    .map(|d| {
+                        s.spawn(move || -> Result<()> {
+                            let info = d.accept(accept_wait(p))?;
+                            check_conn_device(&info, p.ib_dev.as_deref())?;
+                            serve_quietly(d, p)
+                        })
+                    })
+                    .collect();
+                join_all(threads)
+            })?;
+            println!("bench peer done ({} QPs)", p.qps);
+            Ok(())
+        }
+        Role::Connect(addr) => measure_qps(&all, p, addr, flags),
+    }
+}
+
+/// Joins `threads`, giving the first error.
+fn join_all(threads: Vec<std::thread::ScopedJoinHandle<'_, Result<()>>>) -> Result<()> {
+    let mut first = Ok(());
+    for t in threads {
+        let r = t
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("a -q thread panicked")));
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
+}
+
+/// The measuring side of `-q`: connects every file, then runs each size on
+/// all of them at once, each in its thread, and reports their aggregate:
+/// all bytes over the time from the moment all threads were released to
+/// the moment the last one's loop returned (perftest's `-q` divides by its
+/// one clock, around the loop over all QPs, the same span).
+fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Result<()> {
+    let n = all.len();
+    let mut name = None;
+    let max = p.sizes.iter().copied().max().unwrap_or(1);
+    let before = p.meminfo.then(meminfo).transpose()?;
+    let mut windows = vec![];
+    for (i, d) in all.iter().enumerate() {
+        let info = d.connect(port_plus(addr, i as u32)?, 0, 0, connect_wait(p), flags)?;
+        check_conn_device(&info, p.ib_dev.as_deref())?;
+        name.get_or_insert(info.device);
+        agree(d, Settings::of(p), true)?;
+        windows.push(if p.op == BenchOp::Send {
+            (0, 0)
+        } else {
+            let w = receive_advert(d, max)?;
+            (w.addr, w.rkey)
+        });
+    }
+    // The memory the connections took: KiB less free, KiB more slab.
+    let mem = match before {
+        Some(b) => {
+            let a = meminfo()?;
+            Some((b.0.saturating_sub(a.0), a.1.saturating_sub(b.1)))
+        }
+        None => None,
+    };
+    let start = std::sync::Barrier::new(n + 1);
+    let done = std::sync::Barrier::new(n + 1);
+    let (tx, rx) = std::sync::mpsc::channel::<Option<u64>>();
+    if !p.json {
+        let d = abi::DeviceInfo {
+            name: name.unwrap_or([0; abi::DEVICE_NAME_LEN]),
+            ..Default::default()
+        };
+        println!(" {}", title(p));
+        println!(
+            " Device: {}  Number of qps: {n}  Iterations: {} per QP  TX depth: {}  Completions: {}",
+            crate::table::name(&d),
+            p.iters,
+            p.depth,
+            if p.poll { "polled" } else { "events" }
+        );
+        if let Some((free, slab)) = mem {
+            println!(
+                " Memory: {free} KiB less free, slab {slab} KiB more, once {n} connected \
+                 (this machine's /proc/meminfo)"
+            );
+        }
+        print!("{}", bench::BW_NO_PEAK);
+        print!("{}", bench::BW_HEADER);
+    }
+    let mem_json = mem.map_or(String::new(), |(free, slab)| {
+        format!(",\"mem_free_drop_kib\":{free},\"slab_growth_kib\":{slab}")
+    });
+    std::thread::scope(|s| -> Result<()> {
+        let (start, done) = (&start, &done);
+        let threads: Vec<_> = all
+            .iter()
+            .zip(windows)
+            .map(|(d, w)| {
+                let tx = tx.clone();
+                s.spawn(move || qp_loops(d, p, w, start, done, &tx))
+            })
+            .collect();
+        drop(tx);
+        let name = format!("{:?}", p.op).to_lowercase();
+        for &size in &p.sizes {
+            start.wait();
+            let t0 = std::time::Instant::now();
+            done.wait();
+            let ns = t0.elapsed().as_nanos().max(1) as u64;
+            let moved: Vec<Option<u64>> = rx.iter().take(n).collect();
+            if moved.iter().any(Option::is_none) {
+                // A loop failed: its thread says why when joined.
+                break;
+            }
+            let bytes: u64 = moved.into_iter().flatten().sum();
+            // All QPs' iterations, as perftest counts them under -q.
+            let iters = u64::from(p.iters) * n as u64;
+            let r = bench::bw(bytes / iters.max(1), iters, ns, None);
+            if p.json {
+                println!(
+                    "{{\"op\":\"{name}\",\"mode\":\"bw\",\"bytes\":{size},\"iterations\":{},\"qps\":{n},\"depth\":{},\"bw_peak\":null,\"bw_avg\":{:.3},\"msg_rate\":{:.6}{mem_json}}}",
+                    iters, p.depth, r.avg, r.msg_rate
+                );
+            } else {
+                print!("{}", bench::bw_row(size, iters as u32, &r));
+            }
+            std::io::Write::flush(&mut std::io::stdout())?;
+        }
+        join_all(threads)
+    })
+}
+
+/// One connection's part of `-q`: each size's loop between the two
+/// barriers, on the peer's window `(addr, rkey)`; sends the bytes it moved,
+/// `None` once a loop failed. A failed thread keeps meeting the barriers,
+/// so the others never wait for it, and gives its error when joined.
+fn qp_loops(
+    dev: &KrustDev,
+    p: &Plan,
+    (remote_addr, rkey): (u64, u32),
+    start: &std::sync::Barrier,
+    done: &std::sync::Barrier,
+    tx: &std::sync::mpsc::Sender<Option<u64>>,
+) -> Result<()> {
+    let mut samples = Vec::new();
+    let mut failed = None;
+    for &size in &p.sizes {
+        let mut b = request(p, abi::BENCH_BW, size);
+        (b.remote_addr, b.rkey) = (remote_addr, rkey);
+        start.wait();
+        if failed.is_none() {
+            if let Err(e) = dev.bench(&mut b, &mut samples).context("IOCTL_BENCH") {
+                failed = Some(e);
+            }
+        }
+        done.wait();
+        let _ = tx.send(failed.is_none().then_some(b.bytes));
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => scenario::say_bye(dev),
+    }
+}
+
+/// The listening side of one connection of `-q`: [`serve`], without its
+/// messages.
+fn serve_quietly(dev: &KrustDev, p: &Plan) -> Result<()> {
+    serve_inner(dev, p, false)
+}
+
+fn accept_wait(p: &Plan) -> u32 {
+    if p.timeout_ms == 0 {
+        ACCEPT_MS
+    } else {
+        p.timeout_ms
+    }
+}
+
+fn connect_wait(p: &Plan) -> u32 {
+    if p.timeout_ms == 0 {
+        CONNECT_MS
+    } else {
+        p.timeout_ms
+    }
+}
+
+/// MemFree and Slab of /proc/meminfo, KiB.
+fn meminfo() -> Result<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/meminfo").context("read /proc/meminfo")?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(name)?
+                    .trim()
+                    .strip_suffix("kB")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .with_context(|| format!("/proc/meminfo has no {name}"))
+    };
+    Ok((field("MemFree:")?, field("Slab:")?))
+}
+
+/// The connection flags of `p`.
+fn conn_flags(p: &Plan) -> u32 {
+    (if p.op == BenchOp::Send {
         abi::CONN_RAW
     } else {
         0
-    } | if p.poll { abi::CONN_POLL } else { 0 };
+    }) | if p.poll { abi::CONN_POLL } else { 0 }
+        | if p.spin { abi::CONN_SPIN } else { 0 }
+}
+
+/// Runs `bench` as planned (see [`plan`]).
+pub fn run(dev: &KrustDev, p: &Plan) -> Result<()> {
+    check_device(dev, p.ib_dev.as_deref())?;
+    let flags = conn_flags(p);
     let wait = |default| {
         if p.timeout_ms == 0 {
             default
@@ -583,6 +869,11 @@ fn bye_wait(p: &Plan) -> u32 {
 /// The listening side: the SEND loops' other end, or the window of the
 /// one-sided ones (and WRITE ping-pong's answers).
 fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
+    serve_inner(dev, p, true)
+}
+
+/// [`serve`], saying what it did if `say`.
+fn serve_inner(dev: &KrustDev, p: &Plan, say: bool) -> Result<()> {
     agree(dev, Settings::of(p), false)?;
     let max = p.sizes.iter().copied().max().unwrap_or(1);
     let mut samples = Vec::new();
@@ -618,9 +909,13 @@ fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
         dev.recv(&mut bye, bye_wait(p)).context("the BYE")?;
         let mut v = [0u8; 8];
         dev.window_io(id, 0, &mut v, true)?;
-        println!("window value {}", u64::from_ne_bytes(v));
+        if say {
+            println!("window value {}", u64::from_ne_bytes(v));
+        }
     }
-    println!("bench peer done");
+    if say {
+        println!("bench peer done");
+    }
     Ok(())
 }
 
@@ -675,7 +970,11 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
             } else {
                 format!("  TX depth: {}", p.depth)
             },
-            if p.poll { "polled" } else { "events" }
+            match (p.poll, p.spin) {
+                (true, true) => "polled, spinning",
+                (true, false) => "polled",
+                _ => "events",
+            }
         );
         if lat {
             print!("{}", bench::LAT_HEADER);
@@ -892,6 +1191,10 @@ mod tests {
             "--op fadd -s 16",
             "--op read -n 0",
             "--op read -n 1000001",
+            "--op write --mode bw -q 0",
+            "--op write --mode bw -q 257",
+            "--op write -q 2",
+            "--op send -q 2",
         ] {
             let e = plan(&args(bad).unwrap()).unwrap_err();
             assert_eq!(exit::code(&e), exit::USAGE, "{bad}");
@@ -914,6 +1217,29 @@ mod tests {
         assert!(args("--op read -p 5 --listen 192.0.2.1:1").is_err());
         assert!(args("--op read").is_ok());
         assert!(args("--mode bw").is_err());
+    }
+
+    #[test]
+    fn several_qps_as_perftest_q() {
+        // ib_write_bw -q 8 -s 65536 192.0.2.1
+        let p = plan_of("--op write --mode bw -q 8 -s 65536 192.0.2.1");
+        assert_eq!((p.qps, p.sizes.clone()), (8, vec![65536]));
+        assert_eq!(plan_of("--op send --mode bw --qp 256").qps, 256);
+        assert!(plan_of("--op write --mode bw --meminfo").meminfo);
+        assert!(plan(&args("--op write --meminfo").unwrap()).is_err());
+        assert_eq!(plan_of("--op read --mode bw").qps, 1);
+        let e = plan(&args("--op read -q 4").unwrap()).unwrap_err();
+        assert!(format!("{e}").contains("--mode bw"), "{e}");
+        // Connection i goes to port PORT + i, and no port past 65535.
+        let a = v4([192, 0, 2, 1], 65534);
+        assert_eq!(port_plus(a, 1).unwrap().port, 65535);
+        assert!(port_plus(a, 2).is_err());
+        assert_eq!(
+            conn_flags(&plan_of("--op send --mode bw -q 2 --spin")),
+            abi::CONN_RAW | abi::CONN_POLL | abi::CONN_SPIN
+        );
+        assert_eq!(conn_flags(&plan_of("--op write --mode bw -e")), 0);
+        assert!(args("--op write -e --spin").is_err());
     }
 
     #[test]

@@ -767,7 +767,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench(args) => {
             // The command line first: its errors are usage errors.
             let plan = benchcmd::plan(&args)?;
-            benchcmd::run(&open_dev(&o)?, &plan)
+            benchcmd::run_qps(&open_dev(&o)?, &plan, &|| open_dev(&o))
         }
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
@@ -789,6 +789,7 @@ fn run(cli: Cli) -> Result<()> {
                 .collect::<Result<Vec<_>>>()?;
             if let [one] = runs.as_slice() {
                 print!("{}", bench::report(one)?);
+                print!("{}", bench::memory_table(&runs)?);
             } else {
                 let (table, best) = bench::report_boots(&runs)?;
                 print!("{table}");

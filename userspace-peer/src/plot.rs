@@ -5,7 +5,9 @@
 //!
 //! - `latency-<op>.png`: the module's latency samples as a cumulative
 //!   distribution, with perftest's t_min, t_typical, 99% and 99.9% marked;
-//! - `bandwidth.png`: WRITE bandwidth against message size, both tools.
+//! - `bandwidth.png`: WRITE bandwidth against message size, both tools;
+//! - `scale.png`: the module's aggregate WRITE rate over N connections, and
+//!   the memory each connection end took, against N.
 
 use anyhow::{Context, Result};
 use plotters::prelude::*;
@@ -180,6 +182,71 @@ fn bandwidth(all: &[serde_json::Value], out: &Path) -> Result<()> {
     to_png(&svg, out)
 }
 
+/// The `conns-N` rows: (N, message rate in Mpps, KiB per connection end).
+fn scale_points(all: &[serde_json::Value]) -> Vec<(f64, f64, f64)> {
+    let mut v: Vec<(f64, f64, f64)> = all
+        .iter()
+        .filter(|r| r["tool"] == "rdma-krust")
+        .filter_map(|r| {
+            let n: f64 = r["op"].as_str()?.strip_prefix("conns-")?.parse().ok()?;
+            Some((n, r["msg_rate"].as_f64()?, r["mem_per_end_kib"].as_f64()?))
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// The aggregate rate and the memory per connection end against the
+/// number of connections, one panel each; `false` if the run has no
+/// `conns-N` rows.
+fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
+    let pts = scale_points(all);
+    if pts.is_empty() {
+        return Ok(false);
+    }
+    let xmax = pts.iter().map(|p| p.0).fold(2.0, f64::max) * 1.5;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let root = root.titled(
+            "rdma-krust: WRITE 4 KiB over N connections (events)",
+            ("sans-serif", 22),
+        )?;
+        let (top, bottom) = root.split_vertically(H / 2 - 20);
+        for (area, pick, what, color) in [
+            (
+                &top,
+                (|p: &(f64, f64, f64)| p.1) as fn(&(f64, f64, f64)) -> f64,
+                "aggregate Mpps",
+                BLUE,
+            ),
+            (&bottom, |p| p.2, "KiB per connection end", RED),
+        ] {
+            let ymax = pts.iter().map(pick).fold(0.0, f64::max).max(1e-6) * 1.2;
+            let mut chart = ChartBuilder::on(area)
+                .margin(10)
+                .x_label_area_size(35)
+                .y_label_area_size(65)
+                .build_cartesian_2d((0.8f64..xmax).log_scale(), 0f64..ymax)?;
+            chart
+                .configure_mesh()
+                .x_desc("connections (log scale)")
+                .x_label_formatter(&|v| log_label(*v))
+                .y_desc(what)
+                .draw()?;
+            chart.draw_series(LineSeries::new(pts.iter().map(|p| (p.0, pick(p))), color))?;
+            chart.draw_series(
+                pts.iter()
+                    .map(|p| Circle::new((p.0, pick(p)), 4, color.filled())),
+            )?;
+        }
+        root.present()?;
+    }
+    to_png(&svg, out)?;
+    Ok(true)
+}
+
 /// Writes every plot of the run in `dir` (bench.jsonl, samples-*.txt) to
 /// `out`; returns the files written.
 pub fn plot(dir: &Path, out: &Path) -> Result<Vec<String>> {
@@ -201,6 +268,10 @@ pub fn plot(dir: &Path, out: &Path) -> Result<Vec<String>> {
     let f = out.join("bandwidth.png");
     bandwidth(&all, &f)?;
     written.push(f.display().to_string());
+    let f = out.join("scale.png");
+    if scale(&all, &f)? {
+        written.push(f.display().to_string());
+    }
     Ok(written)
 }
 
