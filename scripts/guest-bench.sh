@@ -21,10 +21,10 @@
 # size), qps (WRITE and SEND bandwidth over 1 to 16 QPs, perftest's -q,
 # rows write-qN/send-qN), scale (the module alone: WRITE over 1 to 256
 # connections, with the memory they took, rows conns-N), none. Default:
-# all but none. KRUST_BENCH_SPIN=1 runs
-# the module's latency loops with --spin (CONN_SPIN: no yield between
-# polls); KRUST_BENCH_SPIN=both runs them both ways, the spinning rows
-# under the op names send-spin, write-spin and read-spin.
+# all but none. The module's latency loops run both ways by default
+# (KRUST_BENCH_SPIN=both): yielding between polls, and with --spin
+# (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
+# fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
 #
 # KRUST_TRACE=1 adds an ftrace of 200 SEND ping-pongs of each tool (and of
 # the module's with --spin): the siw and TCP functions one message passes
@@ -150,10 +150,10 @@ per_end() {
 # lat_rows: the latency rows, the module's as KRUST_BENCH_SPIN says.
 lat_rows() {
 	local s
-	case "${KRUST_BENCH_SPIN:-}" in
+	case "${KRUST_BENCH_SPIN:-both}" in
 	1) s=(-spin) ;;
-	both) s=("" -spin) ;;
-	*) s=("") ;;
+	0) s=("") ;;
+	*) s=("" -spin) ;;
 	esac
 	pt_lat send ib_send_lat 2
 	for x in "${s[@]}"; do ours send$x lat 2 "$LAT_ITERS"; done

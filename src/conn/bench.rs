@@ -414,15 +414,15 @@ impl Conn {
     /// none has come and `wait` is not set). The caller gives it back with
     /// [`Self::bench_repost`].
     fn bench_next(&self, timeout: u32, wait: bool) -> Result<Option<Fragment>> {
-        if wait {
-            self.wait(timeout, |st| {
-                if st.msg.rx.front().is_some() {
-                    return Some(Ok(()));
-                }
-                Self::require_connected(st).err().map(Err)
-            })?;
+        if !wait {
+            return Ok(self.st.lock().msg.rx.pop());
         }
-        Ok(self.st.lock().msg.rx.pop())
+        self.wait(timeout, |st| {
+            if let Some(f) = st.msg.rx.pop() {
+                return Some(Ok(Some(f)));
+            }
+            Self::require_connected(st).err().map(Err)
+        })
     }
 
     /// Reposts the receive buffer of a message [`Self::bench_next`] took.
@@ -652,7 +652,6 @@ impl Conn {
             }
             looks = looks.wrapping_add(1);
             if looks % REAP_EVERY != 0 {
-                core::hint::spin_loop();
                 continue;
             }
             let spinning = {
