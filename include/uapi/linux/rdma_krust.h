@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 /* Version of this ABI; RDMA_KRUST_IOCTL_VERSION reports the module's. */
-#define RDMA_KRUST_ABI_VERSION		7
+#define RDMA_KRUST_ABI_VERSION		8
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -185,6 +185,9 @@ struct rdma_krust_connect_req {
 #define RDMA_KRUST_CONN_POLL		2
 /* How long a CONN_POLL waiter spins without a completion before napping. */
 #define RDMA_KRUST_POLL_SPIN_US		2000
+/* Connection flag, with CONN_POLL only: waiters spin without yielding the
+ * CPU or napping (given up only where the scheduler takes it). */
+#define RDMA_KRUST_CONN_SPIN		4
 
 /*
  * Argument of RDMA_KRUST_IOCTL_LISTEN: listen on addr and take the first
