@@ -214,6 +214,7 @@ fn abi_consts() -> Vec<Const> {
         CONN_RAW,
         CONN_POLL,
         POLL_SPIN_US,
+        CONN_SPIN,
         ACCESS_READ,
         ACCESS_WRITE,
         ACCESS_ATOMIC,
