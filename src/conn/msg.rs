@@ -607,6 +607,16 @@ impl Conn {
     pub(super) fn complete_recv(&self, st: &mut St, wc: &Wc, buf: DeviceBuf) {
         st.msg.recvs_posted = st.msg.recvs_posted.saturating_sub(1);
         if !wc.ok() {
+            if wc.flushed() && !st.established {
+                // Flushed before the connection came up: rdma_cm moved the
+                // QP to the error state for a reject, an unreachable peer
+                // or a failed connect, and its event, which says which,
+                // may come after these completions (on ib_core's workqueue,
+                // another thread). That event decides the errno, or the
+                // connect's own error when it tears its QP down; a flush
+                // would make every refused connect ECONNRESET.
+                return;
+            }
             if !wc.flushed() {
                 pr_debug!(
                     "receive failed: {}\n",
