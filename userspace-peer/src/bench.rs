@@ -431,6 +431,13 @@ pub fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
+/// The lowest and the highest of `v`.
+fn spread(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
 /// What the ratios of one row over several boots say: rdma-krust
 /// "faster" or "slower" only where every boot agrees (the spread does not
 /// cross 1.0), else "neither". Latency is faster below 1, bandwidth above.
@@ -497,8 +504,7 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
         let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
         let (ratio, spread, says) = match median(&rs) {
             Some(m) => {
-                let lo = rs.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = rs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let (lo, hi) = spread(&rs);
                 for (b, r) in ratios.iter().flatten() {
                     distance[*b] += (r / m).ln().abs();
                 }
@@ -580,8 +586,7 @@ pub fn memory_table(runs: &[String]) -> anyhow::Result<String> {
         "connections", "all", "spread", "slab"
     );
     for (n, mem, slab) in per_n {
-        let lo = mem.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = mem.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = spread(&mem);
         let _ = writeln!(
             out,
             "{n:>11}  {:>8.0}  {:>13}  {:>8.0}",

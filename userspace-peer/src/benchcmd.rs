@@ -601,9 +601,9 @@ pub fn run_qps(dev: &KrustDev, p: &Plan, open: &dyn Fn() -> Result<KrustDev>) ->
                     .iter()
                     .map(|d| {
                         s.spawn(move || -> Result<()> {
-                            let info = d.accept(accept_wait(p))?;
+                            let info = d.accept(timeout_or(p, ACCEPT_MS))?;
                             check_conn_device(&info, p.ib_dev.as_deref())?;
-                            serve_quietly(d, p)
+                            serve(d, p, false)
                         })
                     })
                     .collect();
@@ -642,7 +642,13 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
     let before = p.meminfo.then(meminfo).transpose()?;
     let mut windows = vec![];
     for (i, d) in all.iter().enumerate() {
-        let info = d.connect(port_plus(addr, i as u32)?, 0, 0, connect_wait(p), flags)?;
+        let info = d.connect(
+            port_plus(addr, i as u32)?,
+            0,
+            0,
+            timeout_or(p, CONNECT_MS),
+            flags,
+        )?;
         check_conn_device(&info, p.ib_dev.as_deref())?;
         name.get_or_insert(info.device);
         agree(d, Settings::of(p), true)?;
@@ -663,7 +669,7 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
     };
     let start = std::sync::Barrier::new(n + 1);
     let done = std::sync::Barrier::new(n + 1);
-    let (tx, rx) = std::sync::mpsc::channel::<Option<u64>>();
+    let (tx, rx) = std::sync::mpsc::channel::<bool>();
     if !p.json {
         let d = abi::DeviceInfo {
             name: name.unwrap_or([0; abi::DEVICE_NAME_LEN]),
@@ -675,7 +681,7 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
             crate::table::name(&d),
             p.iters,
             p.depth,
-            if p.poll { "polled" } else { "events" }
+            completions(p)
         );
         if let Some((free, slab)) = mem {
             println!(
@@ -706,15 +712,13 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
             let t0 = std::time::Instant::now();
             done.wait();
             let ns = t0.elapsed().as_nanos().max(1) as u64;
-            let moved: Vec<Option<u64>> = rx.iter().take(n).collect();
-            if moved.iter().any(Option::is_none) {
+            if !rx.iter().take(n).all(|ok| ok) {
                 // A loop failed: its thread says why when joined.
                 break;
             }
-            let bytes: u64 = moved.into_iter().flatten().sum();
             // All QPs' iterations, as perftest counts them under -q.
             let iters = u64::from(p.iters) * n as u64;
-            let r = bench::bw(bytes / iters.max(1), iters, ns, None);
+            let r = bench::bw(u64::from(size), iters, ns, None);
             if p.json {
                 println!(
                     "{{\"op\":\"{name}\",\"mode\":\"bw\",\"bytes\":{size},\"iterations\":{},\"qps\":{n},\"depth\":{},\"bw_peak\":null,\"bw_avg\":{:.3},\"msg_rate\":{:.6}{mem_json}}}",
@@ -730,8 +734,8 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
 }
 
 /// One connection's part of `-q`: each size's loop between the two
-/// barriers, on the peer's window `(addr, rkey)`; sends the bytes it moved,
-/// `None` once a loop failed. A failed thread keeps meeting the barriers,
+/// barriers, on the peer's window `(addr, rkey)`; sends whether the loop
+/// ran, `false` once one failed. A failed thread keeps meeting the barriers,
 /// so the others never wait for it, and gives its error when joined.
 fn qp_loops(
     dev: &KrustDev,
@@ -739,7 +743,7 @@ fn qp_loops(
     (remote_addr, rkey): (u64, u32),
     start: &std::sync::Barrier,
     done: &std::sync::Barrier,
-    tx: &std::sync::mpsc::Sender<Option<u64>>,
+    tx: &std::sync::mpsc::Sender<bool>,
 ) -> Result<()> {
     let mut samples = Vec::new();
     let mut failed = None;
@@ -753,7 +757,7 @@ fn qp_loops(
             }
         }
         done.wait();
-        let _ = tx.send(failed.is_none().then_some(b.bytes));
+        let _ = tx.send(failed.is_none());
     }
     match failed {
         Some(e) => Err(e),
@@ -761,23 +765,10 @@ fn qp_loops(
     }
 }
 
-/// The listening side of one connection of `-q`: [`serve`], without its
-/// messages.
-fn serve_quietly(dev: &KrustDev, p: &Plan) -> Result<()> {
-    serve_inner(dev, p, false)
-}
-
-fn accept_wait(p: &Plan) -> u32 {
+/// `--timeout-ms`, or `default` where it is 0.
+fn timeout_or(p: &Plan, default: u32) -> u32 {
     if p.timeout_ms == 0 {
-        ACCEPT_MS
-    } else {
-        p.timeout_ms
-    }
-}
-
-fn connect_wait(p: &Plan) -> u32 {
-    if p.timeout_ms == 0 {
-        CONNECT_MS
+        default
     } else {
         p.timeout_ms
     }
@@ -801,6 +792,15 @@ fn meminfo() -> Result<(u64, u64)> {
     Ok((field("MemFree:")?, field("Slab:")?))
 }
 
+/// How the loops take their completions, for the banner.
+fn completions(p: &Plan) -> &'static str {
+    match (p.poll, p.spin) {
+        (true, true) => "polled, spinning",
+        (true, false) => "polled",
+        _ => "events",
+    }
+}
+
 /// The connection flags of `p`.
 fn conn_flags(p: &Plan) -> u32 {
     (if p.op == BenchOp::Send {
@@ -815,24 +815,17 @@ fn conn_flags(p: &Plan) -> u32 {
 pub fn run(dev: &KrustDev, p: &Plan) -> Result<()> {
     check_device(dev, p.ib_dev.as_deref())?;
     let flags = conn_flags(p);
-    let wait = |default| {
-        if p.timeout_ms == 0 {
-            default
-        } else {
-            p.timeout_ms
-        }
-    };
     match p.role {
         Role::Listen(addr) => {
             dev.listen(addr, 0, 0, flags)?;
             println!("listening on {}", exit::show_addr(&addr));
             std::io::Write::flush(&mut std::io::stdout())?;
-            let info = dev.accept(wait(ACCEPT_MS))?;
+            let info = dev.accept(timeout_or(p, ACCEPT_MS))?;
             check_conn_device(&info, p.ib_dev.as_deref())?;
-            serve(dev, p)
+            serve(dev, p, true)
         }
         Role::Connect(addr) => {
-            let info = dev.connect(addr, 0, 0, wait(CONNECT_MS), flags)?;
+            let info = dev.connect(addr, 0, 0, timeout_or(p, CONNECT_MS), flags)?;
             check_conn_device(&info, p.ib_dev.as_deref())?;
             measure(dev, p, &info)
         }
@@ -859,21 +852,13 @@ fn request(p: &Plan, mode: u32, size: u32) -> abi::Bench {
 /// the connection, and with it the wait. A fixed 20 s failed the README's
 /// `bench --op write --mode bw` (5000 x 64 KiB) on a busy guest.
 fn bye_wait(p: &Plan) -> u32 {
-    if p.timeout_ms == 0 {
-        u32::MAX
-    } else {
-        p.timeout_ms
-    }
+    timeout_or(p, u32::MAX)
 }
 
 /// The listening side: the SEND loops' other end, or the window of the
-/// one-sided ones (and WRITE ping-pong's answers).
-fn serve(dev: &KrustDev, p: &Plan) -> Result<()> {
-    serve_inner(dev, p, true)
-}
-
-/// [`serve`], saying what it did if `say`.
-fn serve_inner(dev: &KrustDev, p: &Plan, say: bool) -> Result<()> {
+/// one-sided ones (and WRITE ping-pong's answers); says what it did if
+/// `say` (not for each connection of `-q`).
+fn serve(dev: &KrustDev, p: &Plan, say: bool) -> Result<()> {
     agree(dev, Settings::of(p), false)?;
     let max = p.sizes.iter().copied().max().unwrap_or(1);
     let mut samples = Vec::new();
@@ -970,11 +955,7 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
             } else {
                 format!("  TX depth: {}", p.depth)
             },
-            match (p.poll, p.spin) {
-                (true, true) => "polled, spinning",
-                (true, false) => "polled",
-                _ => "events",
-            }
+            completions(p)
         );
         if lat {
             print!("{}", bench::LAT_HEADER);
