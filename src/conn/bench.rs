@@ -185,29 +185,27 @@ impl Conn {
         len: usize,
         op: SendOp,
     ) -> Result {
-        if let Some(t) = self.st.lock().op.stamps.get_mut(idx) {
-            *t = 0;
-        }
-        let ep = self.ep.lock();
-        let qp = ep.qp().ok_or_else(|| self.no_qp())?;
         if let (Some(sink), SendOp::Read { remote_addr, rkey }) = (sink, op) {
-            let w = Work::Op {
-                gen,
-                idx,
-                buf: None,
-                len: 0,
-            };
+            let w = self.bench_work(gen, idx, None, 0);
+            let ep = self.ep.lock();
+            let qp = ep.qp().ok_or_else(|| self.no_qp())?;
             return qp
                 .post_read_into(self, w, sink, len, remote_addr, rkey, false)
                 .map_err(|(e, _)| e);
         }
-        let w = Work::Op {
-            gen,
-            idx,
-            buf: Some(buf.ok_or(EIO)?),
-            len,
-        };
+        let w = self.bench_work(gen, idx, Some(buf.ok_or(EIO)?), len);
+        let ep = self.ep.lock();
+        let qp = ep.qp().ok_or_else(|| self.no_qp())?;
         qp.post_send(self, w, op).map_err(|(e, _)| e)
+    }
+
+    /// The context of step `idx` of generation `gen`, with the step's
+    /// completion time cleared ([`Self::bench_take`] waits for it).
+    fn bench_work(&self, gen: u64, idx: usize, buf: Option<DeviceBuf>, len: usize) -> Work {
+        if let Some(t) = self.st.lock().op.stamps.get_mut(idx) {
+            *t = 0;
+        }
+        Work::Op { gen, idx, buf, len }
     }
 
     /// Makes step 0 of a fresh generation ready to post with `buf`: the
@@ -219,18 +217,9 @@ impl Conn {
         len: usize,
         op: SendOp,
     ) -> Result<PreparedSend<Conn>> {
-        let gen = self.bench_gen(1);
-        if let Some(t) = self.st.lock().op.stamps.get_mut(0) {
-            *t = 0;
-        }
+        let w = self.bench_work(self.bench_gen(1), 0, Some(buf), len);
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        let w = Work::Op {
-            gen,
-            idx: 0,
-            buf: Some(buf),
-            len,
-        };
         qp.prepare_send(self, w, op).map_err(|(e, _)| e)
     }
 
