@@ -130,6 +130,73 @@ impl CmEventKind {
     }
 }
 
+/// Most private data a ULP may put in a connect request: what IB and RoCE
+/// leave after rdma_cm's own header (`IB_CM_REQ_PRIVATE_DATA_SIZE`, 92,
+/// less 36); iWARP and the other messages carry more.
+pub const MAX_PRIVATE_DATA: usize = 56;
+
+/// The private data of a connect request or reply: what a ULP says to its
+/// peer while connecting (nvme-rdma's queue sizes, RPC-over-RDMA's inline
+/// thresholds). At most [`MAX_PRIVATE_DATA`] bytes.
+///
+/// # Invariants
+///
+/// `len <= MAX_PRIVATE_DATA`.
+#[derive(Clone, Copy, Debug)]
+pub struct PrivateData {
+    len: u8,
+    bytes: [u8; MAX_PRIVATE_DATA],
+}
+
+impl Default for PrivateData {
+    fn default() -> Self {
+        Self {
+            len: 0,
+            bytes: [0; MAX_PRIVATE_DATA],
+        }
+    }
+}
+
+impl PrivateData {
+    /// `data` to send; `EINVAL` if longer than [`MAX_PRIVATE_DATA`].
+    pub fn new(data: &[u8]) -> Result<Self> {
+        let mut p = Self::default();
+        p.bytes
+            .get_mut(..data.len())
+            .ok_or(EINVAL)?
+            .copy_from_slice(data);
+        // INVARIANT: `get_mut` succeeded, so `data.len() <= MAX_PRIVATE_DATA`.
+        p.len = data.len() as u8;
+        Ok(p)
+    }
+
+    /// The bytes: as sent, or as received. IB and RoCE deliver the whole
+    /// field of their message, zero-padded after what the peer sent, and
+    /// only its first [`MAX_PRIVATE_DATA`] bytes are kept here.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// Copies what rdma_cm delivered.
+    ///
+    /// # Safety
+    ///
+    /// `data` is null or points to `len` readable bytes.
+    unsafe fn from_raw(data: *const core::ffi::c_void, len: u8) -> Self {
+        let mut p = Self::default();
+        if data.is_null() {
+            return p;
+        }
+        let n = usize::from(len).min(MAX_PRIVATE_DATA);
+        // SAFETY: `data` has `len` bytes (the caller's promise), of which
+        // `n` are read; `p.bytes` has room for `n`.
+        unsafe { core::ptr::copy_nonoverlapping(data.cast::<u8>(), p.bytes.as_mut_ptr(), n) };
+        // INVARIANT: `n <= MAX_PRIVATE_DATA`.
+        p.len = n as u8;
+        p
+    }
+}
+
 /// An rdma_cm event, as the handler sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct CmEvent {
@@ -142,6 +209,9 @@ pub struct CmEvent {
     pub responder_resources: u8,
     /// Connection events: READ/atomic requests this side may issue.
     pub initiator_depth: u8,
+    /// `ConnectRequest`: the request's private data; `Established` on the
+    /// active side: the reply's; empty or zeros otherwise.
+    pub private_data: PrivateData,
 }
 
 /// Parameters of `rdma_connect()` / `rdma_accept()`.
@@ -156,9 +226,14 @@ pub struct ConnParam {
     pub retry_count: u8,
     /// RNR retries; 7 means "forever".
     pub rnr_retry_count: u8,
+    /// Sent to the peer in the request or the reply.
+    pub private_data: PrivateData,
 }
 
 impl ConnParam {
+    /// The C parameters; they point into `self`'s private data, so they are
+    /// used while `self` is borrowed (rdma_cm copies the bytes into its
+    /// message before `rdma_connect()` or `rdma_accept()` returns).
     fn raw(&self) -> bindings::rdma_conn_param {
         // SAFETY: zero is a valid `rdma_conn_param` (no private data).
         let mut p: bindings::rdma_conn_param = unsafe { core::mem::zeroed() };
@@ -167,6 +242,10 @@ impl ConnParam {
         p.retry_count = self.retry_count;
         p.rnr_retry_count = self.rnr_retry_count;
         p.flow_control = 1;
+        if self.private_data.len != 0 {
+            p.private_data = self.private_data.bytes.as_ptr().cast();
+            p.private_data_len = self.private_data.len;
+        }
         p
     }
 }
@@ -615,6 +694,14 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
         status: ev.status,
         responder_resources: conn.responder_resources,
         initiator_depth: conn.initiator_depth,
+        private_data: match kind {
+            // SAFETY: a connection event's `private_data` is null or has
+            // `private_data_len` bytes.
+            CmEventKind::ConnectRequest | CmEventKind::Established => unsafe {
+                PrivateData::from_raw(conn.private_data, conn.private_data_len)
+            },
+            _ => PrivateData::default(),
+        },
     };
     // SAFETY: the context is an `Arc<H>` kept alive by the id's owner (or,
     // for a connection request, by the listener, whose handler mutex rdma_cm
