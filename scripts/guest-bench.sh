@@ -20,8 +20,8 @@
 # lat (latency), bw (64 KiB bandwidth), sweep (WRITE bandwidth against
 # size), qps (WRITE and SEND bandwidth over 1 to 16 QPs, perftest's -q,
 # rows write-qN/send-qN), scale (the module alone: WRITE over 1 to 256
-# connections, with the memory they took, rows conns-N), none. Default:
-# all but none. The module's latency loops run both ways by default
+# connections, with the memory they took, rows conns-N, and conns-N-d6
+# with 6 receives per connection), none. Default: all but none. The module's latency loops run both ways by default
 # (KRUST_BENCH_SPIN=both): yielding between polls, and with --spin
 # (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
 # fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
@@ -104,13 +104,16 @@ pt_bw() { # OP BIN SIZE ITERS [ARG...]
 # kernel; the FLAGs go to both ends. OP may end in -spin (the same loop
 # with --spin) or -qN (with -q N), and is reported under that name; OP
 # conns-N is WRITE over N connections waiting on events (-q N -e), with
-# the memory they took per connection end (both ends are in this guest).
+# the memory they took per connection end (both ends are in this guest);
+# conns-N-dD the same with D receives per connection (--recv-depth D).
 ours() {
 	local op=${1%%-*} name=$1 mode=$2 size=$3 iters=$4 n=1
 	shift 4
 	case "$name" in
 	*-spin) set -- "$@" --spin ;;
 	*-q*) n=${name##*-q} && set -- "$@" -q "$n" ;;
+	conns-*-d*) op=write n=${name#conns-} && n=${n%-d*} &&
+		set -- "$@" -q "$n" -e --meminfo --recv-depth "${name##*-d}" ;;
 	conns-*) op=write n=${name#conns-} && set -- "$@" -q "$n" -e --meminfo ;;
 	esac
 	next_port "$n"
@@ -206,6 +209,7 @@ if rows scale; then
 	echo "guest-bench: WRITE over many connections, 4 KiB, $SCALE_ITERS iterations each"
 	for n in 1 16 64 256; do
 		ours conns-$n bw 4096 "$SCALE_ITERS"
+		ours conns-$n-d6 bw 4096 "$SCALE_ITERS"
 	done
 fi
 fi

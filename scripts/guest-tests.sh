@@ -47,6 +47,7 @@ ALL_TESTS=(
 	polled_connection_sendrecv
 	message_before_close_delivered
 	one_way_stream_credits
+	small_receive_depth
 	ird_ord_negotiated
 	kernel_to_kernel_rdma_rw
 	kernel_to_kernel_atomics
@@ -277,7 +278,7 @@ test_abi_agreement() {
 	ensure_loaded
 	local out
 	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
-	expect_eq "$out" "ABI version 8: 17 commands agree" "abi output"
+	expect_eq "$out" "ABI version 9: 17 commands agree" "abi output"
 }
 
 # Names and GUIDs: ioctl view == libibverbs view == rdma-core's ibv_devices.
@@ -324,7 +325,7 @@ test_errno_table() {
 	local rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "errno-check failed"
-	expect_eq "$(grep -c '^ok ' <<<"$out")" 33 "cases passed"
+	expect_eq "$(grep -c '^ok ' <<<"$out")" 35 "cases passed"
 }
 
 # The node is root-only: mode 0600, and another user gets EACCES.
@@ -557,6 +558,65 @@ stream_leg() {
 	grep -q "^received and verified $n message(s)$" "$log" || fail "$label: the sink: $(cat "$log")"
 	t=$((($(date +%s%N) - t) / 1000000))
 	echo "  $label: $n messages, 12 MiB, in $t ms"
+}
+
+# A connection with fewer receives (--recv-depth, the transport's
+# recv_depth) holds less memory and takes smaller messages: each side tells
+# the other its depth while connecting, as nvme-rdma tells its queue sizes.
+# Module to module at depth 6, both ends report 6 and carry the largest
+# message 6 receives take (5 fragments, 327600 bytes); then each kind of
+# sender meets a module of depth 6 with a byte more and gets EMSGSIZE
+# before anything is sent; then depths differ on the two ends (the module
+# at 6 or 2 against the userspace peer's 40), and a one-way stream at the
+# least depth, 2, where every receive reposted must be granted at once.
+test_small_receive_depth() {
+	ensure_loaded
+	local most=327600 out port=7560
+	start_echo $port 4 --recv-depth 6
+	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,1,$most,0 2>&1) ||
+		fail "kernel-ping at depth 6: $out" "(echo side: $(cat /tmp/echo.$port))"
+	wait "$ECHO_PID" || fail "kernel-echo at depth 6: $(cat /tmp/echo.$port)"
+	grep -q '^4 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	grep -q ' recv_depth=6 peer_recv_depth=6 ' <<<"$out" || fail "ping's depths: $out"
+	grep -q ' recv_depth=6 peer_recv_depth=6 ' /tmp/echo.$port ||
+		fail "echo's depths: $(cat /tmp/echo.$port)"
+	echo "  depth 6 both ends: $most bytes and back, verified"
+	local sender
+	for sender in kernel-ping ping; do
+		port=$((port + 1))
+		start_echo $port 1 --recv-depth 6
+		out=$("$TOOL" "$sender" --connect "$IP:$port" --sizes $((most + 1)) 2>&1) &&
+			fail "$sender: $((most + 1)) bytes to a depth of 6 went: $out"
+		kill "$ECHO_PID" 2>/dev/null || true
+		wait "$ECHO_PID" || true
+		grep -q "send message 0 ($((most + 1)) bytes): .*Message too long" <<<"$out" ||
+			fail "$sender: not EMSGSIZE: $out"
+		echo "  $sender: $((most + 1)) bytes to depth 6: EMSGSIZE"
+	done
+	port=$((port + 1))
+	start_serve $port --mode echo --count 3
+	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,12345,$most 2>&1) ||
+		fail "kernel-ping at depth 6 to userspace: $out" "(serve: $(cat /tmp/serve.$port))"
+	wait "$SERVE_PID" || fail "serve: $(cat /tmp/serve.$port)"
+	grep -q ' recv_depth=6 peer_recv_depth=40 ' <<<"$out" || fail "depths: $out"
+	grep -q '^3 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	port=$((port + 1))
+	start_echo $port 3 --recv-depth 2
+	out=$("$TOOL" ping --connect "$IP:$port" --sizes 65520,0,65520 2>&1) ||
+		fail "ping to depth 2: $out" "(echo side: $(cat /tmp/echo.$port))"
+	wait "$ECHO_PID" || fail "kernel-echo at depth 2: $(cat /tmp/echo.$port)"
+	grep -q ' recv_depth=2 peer_recv_depth=40 ' /tmp/echo.$port ||
+		fail "echo's depths: $(cat /tmp/echo.$port)"
+	grep -q '^3 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	echo "  module at 6 and at 2, userspace peer at 40: verified both ways"
+	port=$((port + 1))
+	start_echo $port 12 --sink --seed 5 --recv-depth 2
+	out=$("$TOOL" --recv-depth 2 kernel-ping --connect "$IP:$port" --seed 5 --one-way \
+		--sizes 65520,1,65520,65520,0,65520,4096,65520,65520,65520,7,65520 2>&1) ||
+		fail "stream at depth 2: $out" "(sink: $(cat /tmp/echo.$port))"
+	wait "$ECHO_PID" || fail "sink at depth 2: $(cat /tmp/echo.$port)"
+	grep -q '^12 message(s) streamed and verified by the sink$' <<<"$out" || fail "$out"
+	echo "  one-way stream of 12 at depth 2: verified by the sink"
 }
 
 # Busy-polling connections (CONN_POLL) carry the same data: both ends

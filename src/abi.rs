@@ -24,7 +24,7 @@
 /// run takes each message's post and completion time, and its `total_ns`
 /// starts at the first post; 7: `DeviceInfo::max_window`; 8: [`CONN_SPIN`]). `IOCTL_VERSION`
 /// reports it, and `rdma-krust abi` checks it against its own.
-pub const ABI_VERSION: u32 = 8;
+pub const ABI_VERSION: u32 = 9;
 
 /// The ioctl "type" byte (see `Documentation/userspace-api/ioctl/ioctl-number.rst`).
 pub const IOC_MAGIC: u32 = 0xb9;
@@ -228,8 +228,12 @@ pub struct ConnInfo {
     pub dev_max_qp_init_rd_atom: u32,
     /// Send credits this side holds now (see `Documentation/flow-control.rst`).
     pub credits: u32,
-    /// Receives this side keeps posted ([`RECV_DEPTH`]).
+    /// Receives this side keeps posted: its receive depth
+    /// ([`Transport::recv_depth`]).
     pub recv_depth: u32,
+    /// Receives the peer keeps posted, from its setup data ([`SetupData`];
+    /// [`RECV_DEPTH`] if it sent none): the most credits this side holds.
+    pub peer_recv_depth: u32,
     /// 1 if the device speaks iWARP (its READs land in registered sinks,
     /// see `Documentation/providers.rst`), else 0.
     pub iwarp: u32,
@@ -259,6 +263,7 @@ impl Default for ConnInfo {
             dev_max_qp_init_rd_atom: 0,
             credits: 0,
             recv_depth: 0,
+            peer_recv_depth: 0,
             iwarp: 0,
             read_sinks: 0,
             transport: Transport::default(),
@@ -621,11 +626,11 @@ pub const ALL_CMDS: &[u32] = &[
 // Sizes are part of the ABI: a change here is an ABI change.
 const _: () = assert!(core::mem::size_of::<Version>() == 136);
 const _: () = assert!(core::mem::size_of::<Addr>() == 24);
-const _: () = assert!(core::mem::size_of::<Transport>() == 8);
-const _: () = assert!(core::mem::size_of::<ConnInfo>() == 128);
-const _: () = assert!(core::mem::size_of::<ConnectReq>() == 176);
-const _: () = assert!(core::mem::size_of::<ListenReq>() == 48);
-const _: () = assert!(core::mem::size_of::<AcceptReq>() == 136);
+const _: () = assert!(core::mem::size_of::<Transport>() == 12);
+const _: () = assert!(core::mem::size_of::<ConnInfo>() == 136);
+const _: () = assert!(core::mem::size_of::<ConnectReq>() == 188);
+const _: () = assert!(core::mem::size_of::<ListenReq>() == 52);
+const _: () = assert!(core::mem::size_of::<AcceptReq>() == 144);
 const _: () = assert!(core::mem::size_of::<Xfer>() == 24);
 const _: () = assert!(core::mem::size_of::<Expose>() == 32);
 const _: () = assert!(core::mem::size_of::<Revoke>() == 8);

@@ -13,8 +13,9 @@
 /// Which side decides what: the active side's `retry_count` and `rnr_retry`
 /// travel in its request, and rdma_cm gives both QPs its `retry_count`,
 /// each QP the RNR retries the other side asked for; so on the passive side
-/// (`IOCTL_LISTEN`) only `ack_timeout`, `rnr_retry` and `min_rnr_timer`
-/// may be set. `ack_timeout` and `min_rnr_timer` are local to each side.
+/// (`IOCTL_LISTEN`) only `ack_timeout`, `rnr_retry`, `min_rnr_timer` and
+/// `recv_depth` may be set. `ack_timeout`, `min_rnr_timer` and `recv_depth`
+/// are local to each side.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Transport {
@@ -32,6 +33,12 @@ pub struct Transport {
     /// The RNR NAK timer this side asks its peer to wait (IBTA table 45
     /// code, 0 to 31; 12 is 0.64 ms).
     pub min_rnr_timer: u8,
+    /// Receives this side keeps posted for the message protocol,
+    /// [`super::MIN_RECV_DEPTH`] to [`super::RECV_DEPTH`] (the default): 64 KiB
+    /// each, so the memory a connection holds. The peer learns it while
+    /// connecting; it bounds the largest message this side receives
+    /// ([`super::max_msg_size`]). Local to each side.
+    pub recv_depth: u32,
 }
 
 /// [`Transport::set`]: `ack_timeout` carries a value.
@@ -42,8 +49,10 @@ pub const TRANSPORT_RETRY_COUNT: u32 = 2;
 pub const TRANSPORT_RNR_RETRY: u32 = 4;
 /// [`Transport::set`]: `min_rnr_timer` carries a value.
 pub const TRANSPORT_MIN_RNR_TIMER: u32 = 8;
+/// [`Transport::set`]: `recv_depth` carries a value.
+pub const TRANSPORT_RECV_DEPTH: u32 = 16;
 /// Every [`Transport::set`] bit.
-pub const TRANSPORT_ALL: u32 = 15;
+pub const TRANSPORT_ALL: u32 = 31;
 
 /// Default local ACK timeout: 2^14 * 4.096 us = 67 ms (what rdma_cm gives a
 /// RoCE QP is 17, 537 ms). See `Documentation/transport.rst` for the measured

@@ -9,9 +9,15 @@
 /// Largest message of [`super::IOCTL_SEND`] / [`super::IOCTL_RECV`].
 pub const MAX_MSG_SIZE: u64 = 2 << 20;
 
-/// Receives each side keeps posted. Part of the wire protocol: a peer that
-/// talks to the module must post as many (see `Documentation/flow-control.rst`).
+/// Receives a side keeps posted by default, and the most it may: its
+/// receive depth. Each side tells its peer its own in the connection's
+/// setup data ([`SetupData`]); a peer that sends none is taken to post this
+/// many (see `Documentation/flow-control.rst`).
 pub const RECV_DEPTH: u32 = 40;
+
+/// The least receive depth: a message needs more credits than fragments,
+/// so one of 2 receives carries a one-fragment message.
+pub const MIN_RECV_DEPTH: u32 = 2;
 
 /// Size of each posted receive buffer. Part of the wire protocol.
 pub const RECV_BUF_SIZE: u32 = 64 * 1024;
@@ -35,6 +41,83 @@ pub const MAX_MSG_FRAGS: u32 = (MAX_MSG_SIZE as u32).div_ceil(RECV_BUF_SIZE - WI
 pub const GRANT_BATCH: u32 = RECV_DEPTH - MAX_MSG_FRAGS;
 
 const _: () = assert!(MAX_MSG_FRAGS < RECV_DEPTH && GRANT_BATCH >= 1);
+
+/// Fragments of the largest message a receiver of `depth` receives takes:
+/// a sender holds a credit more than the message's fragments, so at most
+/// `depth - 1`. [`MAX_MSG_FRAGS`] at the default depth.
+pub const fn max_msg_frags(depth: u32) -> u32 {
+    let most = depth.saturating_sub(1);
+    if most < MAX_MSG_FRAGS {
+        most
+    } else {
+        MAX_MSG_FRAGS
+    }
+}
+
+/// The largest message a receiver of `depth` receives takes: every
+/// fragment of a message is in its receives at once (IOCTL_RECV delivers
+/// whole messages), so a smaller depth lowers it. [`MAX_MSG_SIZE`] at the
+/// default depth.
+pub const fn max_msg_size(depth: u32) -> u64 {
+    let fits = max_msg_frags(depth) as u64 * WIRE_FRAG as u64;
+    if fits < MAX_MSG_SIZE {
+        fits
+    } else {
+        MAX_MSG_SIZE
+    }
+}
+
+/// [`GRANT_BATCH`] of a receiver of `depth` receives.
+pub const fn grant_batch(depth: u32) -> u32 {
+    depth - max_msg_frags(depth)
+}
+
+const _: () =
+    assert!(max_msg_size(RECV_DEPTH) == MAX_MSG_SIZE && grant_batch(RECV_DEPTH) == GRANT_BATCH);
+
+/// Bytes of [`SetupData`] on the wire.
+pub const SETUP_DATA_SIZE: usize = 8;
+
+/// What a side of the message protocol tells its peer while connecting, in
+/// the private data of its connect request or its reply: its receive depth.
+/// 8 bytes, big-endian: `{u8 'R', u8 'K', u8 version, u8 zero, be32
+/// recv_depth}`. See `Documentation/wire-protocol.rst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetupData {
+    /// Receives the sender keeps posted, [`MIN_RECV_DEPTH`] to
+    /// [`RECV_DEPTH`]: the credits its peer starts with.
+    pub recv_depth: u32,
+}
+
+impl SetupData {
+    /// The 8 wire bytes.
+    pub const fn encode(&self) -> [u8; SETUP_DATA_SIZE] {
+        let d = self.recv_depth.to_be_bytes();
+        [b'R', b'K', WIRE_VERSION, 0, d[0], d[1], d[2], d[3]]
+    }
+
+    /// Reads the peer's setup data from the private data `b` it connected
+    /// or accepted with (IB and RoCE pad it with zeros). `Ok(None)` if it
+    /// does not start with `RK`: a peer that does not send it (rping,
+    /// perftest), which posts [`RECV_DEPTH`] receives. `Err` if it does but
+    /// is short, of another version, has its reserved byte set, or a depth
+    /// out of range: that costs the connection.
+    pub fn decode(b: &[u8]) -> Result<Option<Self>, WireFault> {
+        if b.get(..2) != Some(b"RK".as_slice()) {
+            return Ok(None);
+        }
+        let b: &[u8; SETUP_DATA_SIZE] = b
+            .get(..SETUP_DATA_SIZE)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(WireFault::Setup)?;
+        let recv_depth = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+        if b[2] != WIRE_VERSION || b[3] != 0 || !(MIN_RECV_DEPTH..=RECV_DEPTH).contains(&recv_depth)
+        {
+            return Err(WireFault::Setup);
+        }
+        Ok(Some(Self { recv_depth }))
+    }
+}
 
 /// Wire-header flag: first fragment of a message.
 pub const WIRE_FIRST: u8 = 1;
@@ -137,13 +220,13 @@ pub enum WireFault {
     Header,
     /// A flag this version does not define.
     Flags,
-    /// The grant would leave the receiver more credits than it has
-    /// receives posted ([`RECV_DEPTH`]).
+    /// The grant would leave the receiver more credits than the peer has
+    /// receives posted (its depth, [`RECV_DEPTH`] by default).
     Grant,
     /// A credit-only message with a payload, a length, an offset, or
     /// FIRST/LAST.
     Credit,
-    /// `msg_len` above [`MAX_MSG_SIZE`].
+    /// `msg_len` above what the receiver's depth takes ([`max_msg_size`]).
     MsgLen,
     /// A message that starts without FIRST, or FIRST inside a message.
     First,
@@ -157,6 +240,9 @@ pub enum WireFault {
     /// A bandwidth sink's count ([`bench_count`]) that is not 8 bytes, does
     /// not advance, or counts messages that were never sent.
     Count,
+    /// Setup data ([`SetupData`]) that is short, of another version, or
+    /// with a receive depth out of range.
+    Setup,
 }
 
 impl WireFault {
@@ -173,24 +259,51 @@ impl WireFault {
             Self::Length => "fragment length",
             Self::Last => "misplaced LAST",
             Self::Count => "benchmark count out of order",
+            Self::Setup => "bad setup data",
         }
     }
 }
 
 /// What a receiver of the message protocol knows of the peer's stream, so
 /// that every SEND can be checked before anything in it is used.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireRx {
     /// The message being received: its `msg_len` and the offset its next
     /// fragment must have.
     partial: Option<(u32, u32)>,
+    /// This side's receive depth: it bounds a message's length.
+    depth: u32,
+    /// The peer's receive depth: it bounds the credits grants give back.
+    peer_depth: u32,
+}
+
+impl Default for WireRx {
+    /// Both sides at the default depth.
+    fn default() -> Self {
+        Self::new(RECV_DEPTH, RECV_DEPTH)
+    }
 }
 
 impl WireRx {
+    /// A fresh stream between a receiver of `depth` receives and a peer of
+    /// `peer_depth`.
+    pub fn new(depth: u32, peer_depth: u32) -> Self {
+        Self {
+            partial: None,
+            depth,
+            peer_depth,
+        }
+    }
+
+    /// Sets the peer's depth, once its setup data is known.
+    pub fn set_peer_depth(&mut self, peer_depth: u32) {
+        self.peer_depth = peer_depth;
+    }
+
     /// Checks one received SEND, `b` (exactly the bytes received), against
     /// the protocol and this stream. `credits` are the receiver's credits
     /// before it. Returns the header, and the credits after adding its
-    /// grant (never above [`RECV_DEPTH`]); nothing changes on a fault.
+    /// grant (never above the peer's depth); nothing changes on a fault.
     pub fn check(&mut self, b: &[u8], credits: u32) -> Result<(WireHdr, u32), WireFault> {
         let hdr = WireHdr::decode(b).ok_or(WireFault::Header)?;
         if hdr.flags & !WIRE_FLAGS != 0 {
@@ -198,7 +311,7 @@ impl WireRx {
         }
         let credits = credits
             .checked_add(hdr.grant)
-            .filter(|c| *c <= RECV_DEPTH)
+            .filter(|c| *c <= self.peer_depth)
             .ok_or(WireFault::Grant)?;
         let payload = b.len() - WIRE_HDR_SIZE as usize;
         if hdr.flags & WIRE_CREDIT != 0 {
@@ -211,7 +324,7 @@ impl WireRx {
             }
             return Ok((hdr, credits));
         }
-        if u64::from(hdr.msg_len) > MAX_MSG_SIZE {
+        if u64::from(hdr.msg_len) > max_msg_size(self.depth) {
             return Err(WireFault::MsgLen);
         }
         let first = hdr.flags & WIRE_FIRST != 0;

@@ -9,8 +9,8 @@
 //! wake-up of the ioctl thread that follows.
 
 use super::{
-    deadline, errno, msg::Fragment, op_timeout, timeout_of, Conn, Step, Work, RECV_DEPTH, TURN_OP,
-    TURN_RECV, TURN_SEND,
+    deadline, errno, msg::Fragment, op_timeout, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV,
+    TURN_SEND,
 };
 use crate::abi;
 use crate::kapi::{
@@ -439,8 +439,9 @@ impl Conn {
             self.bench_wait(b, 0)?;
             let buf = self.bench_take(0)?.0.ok_or(EIO)?;
             // The next SEND is made ready and the receive reposted out of
-            // the clock's way: 40 receives stay posted, so one reposted
-            // late is never missed.
+            // the clock's way: one message is in flight each way, and at
+            // least 2 receives are posted, so one reposted late is never
+            // missed.
             if i < b.iters {
                 next = Some(self.bench_prepare(buf, size, SendOp::Send)?);
             }
@@ -521,11 +522,13 @@ impl Conn {
     /// Paced SEND bandwidth, the sending end, before posting message
     /// `posted` (0-based): takes the counts that have come, and waits until
     /// the sink has reposted a receive for this message (it started with
-    /// [`RECV_DEPTH`] posted, and reposts one for each message it counts).
+    /// its receive depth posted, and reposts one for each message it
+    /// counts).
     fn bench_credit(self: &Arc<Self>, b: &abi::Bench, posted: u32, counted: &mut u32) -> Result {
         let timeout = timeout_of(b.timeout_ms);
+        let depth = self.st.lock().msg.peer_depth;
         loop {
-            let wait = posted >= counted.saturating_add(RECV_DEPTH);
+            let wait = posted >= counted.saturating_add(depth);
             match self.bench_count(timeout, *counted, posted, wait) {
                 Ok(n) if n != *counted => *counted = n,
                 Ok(_) if !wait => return Ok(()),

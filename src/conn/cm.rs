@@ -138,7 +138,7 @@ impl Conn {
         };
         let caps = QpCaps {
             send_wr: SEND_DEPTH,
-            recv_wr: RECV_DEPTH,
+            recv_wr: t.recv_depth,
             send_sge: 1,
             recv_sge: 1,
         };
@@ -148,22 +148,63 @@ impl Conn {
             PollContext::Workqueue
         };
         let qp = id.create_qp(caps, poll, OWNER)?;
-        self.post_initial_recvs(qp, dev)?;
+        self.post_initial_recvs(qp, dev, t.recv_depth)?;
         self.attach(dev)?;
+        let setup = abi::SetupData {
+            recv_depth: t.recv_depth,
+        };
         Ok(ConnParam {
             responder_resources: resp as u8,
             initiator_depth: init as u8,
             retry_count: t.retry_count,
             rnr_retry_count: t.rnr_retry,
+            private_data: PrivateData::new(&setup.encode())?,
         })
     }
 
-    pub(super) fn post_initial_recvs(self: &Arc<Self>, qp: &Qp, dev: &DeviceRef) -> Result {
-        for _ in 0..RECV_DEPTH {
+    /// Posts the connection's `depth` receives. Its credits wait for the
+    /// peer's depth ([`Self::learn_peer`]).
+    pub(super) fn post_initial_recvs(
+        self: &Arc<Self>,
+        qp: &Qp,
+        dev: &DeviceRef,
+        depth: u32,
+    ) -> Result {
+        {
+            let mut st = self.st.lock();
+            st.msg.depth = depth;
+            st.msg.wire = abi::WireRx::new(depth, abi::RECV_DEPTH);
+            st.info.recv_depth = depth;
+        }
+        for _ in 0..depth {
             let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
             self.post_recv_buf(qp, buf).map_err(|(e, _)| e)?;
         }
-        self.st.lock().msg.credits = RECV_DEPTH;
+        Ok(())
+    }
+
+    /// Takes the peer's receive depth from the private data it connected
+    /// or accepted with ([`abi::SetupData`]; [`RECV_DEPTH`] if it sent
+    /// none): the credits this side starts with. A peer could only have
+    /// granted credits before this by breaking the protocol (nothing was
+    /// sent to it yet), so any it did must still fit its depth. `EPROTO`
+    /// for bad setup data or such a grant.
+    pub(super) fn learn_peer(st: &mut St, private_data: &[u8]) -> Result {
+        let depth = match abi::SetupData::decode(private_data) {
+            Ok(Some(s)) => s.recv_depth,
+            Ok(None) => RECV_DEPTH,
+            Err(_) => return Err(errno::EPROTO()),
+        };
+        let credits = st
+            .msg
+            .credits
+            .checked_add(depth)
+            .filter(|c| *c <= depth)
+            .ok_or(errno::EPROTO())?;
+        st.msg.credits = credits;
+        st.msg.peer_depth = depth;
+        st.msg.wire.set_peer_depth(depth);
+        st.info.peer_recv_depth = depth;
         Ok(())
     }
 
@@ -257,10 +298,15 @@ impl Conn {
         );
         st.info.initiator_depth = init;
         st.info.responder_resources = resp;
+        let recv_depth = st.msg.depth;
         st.info.transport = if st.info.iwarp != 0 {
             // iWARP runs over TCP, whose own timers retransmit: the IB
             // transport settings do not apply, and none is reported.
-            abi::Transport::default()
+            abi::Transport {
+                set: abi::TRANSPORT_RECV_DEPTH,
+                recv_depth,
+                ..Default::default()
+            }
         } else {
             abi::Transport {
                 set: abi::TRANSPORT_ALL,
@@ -268,6 +314,7 @@ impl Conn {
                 retry_count: a.retry_count,
                 rnr_retry: a.rnr_retry,
                 min_rnr_timer: a.min_rnr_timer,
+                recv_depth,
             }
         };
         Ok(())
@@ -347,7 +394,14 @@ impl Conn {
         }
         child.set_ack_timeout(t.ack_timeout)?;
         child.set_min_rnr_timer(t.min_rnr_timer)?;
-        self.prepare(child, &dev, resp, init, t)
+        let param = self.prepare(child, &dev, resp, init, t)?;
+        let mut st = self.st.lock();
+        Self::learn_peer(&mut st, ev.private_data.as_bytes()).inspect_err(|_| {
+            if misc::ratelimit() {
+                pr_warn!("peer sent bad setup data: refusing its connection\n");
+            }
+        })?;
+        Ok(param)
     }
 
     /// `IOCTL_DISCONNECT`: `rdma_disconnect()`, then waits, interruptibly,
@@ -426,6 +480,17 @@ impl Conn {
             }
             CmEventKind::Established => {
                 st.established = true;
+                // The active side learns the peer's depth from its reply
+                // (the passive side did from the request).
+                if st.msg.peer_depth == 0 {
+                    if let Err(e) = Self::learn_peer(&mut st, ev.private_data.as_bytes()) {
+                        if misc::ratelimit() {
+                            pr_warn!("peer sent bad setup data: closing its connection\n");
+                        }
+                        st.msg.hang_up = true;
+                        self.close_locked(&mut st, e);
+                    }
+                }
                 if st.state == abi::state::CONNECTING {
                     st.state = abi::state::CONNECTED;
                 }
@@ -488,11 +553,17 @@ fn transport_of(t: &abi::Transport, passive: bool, raw: bool) -> Result<abi::Tra
             t.min_rnr_timer,
             abi::DEFAULT_MIN_RNR_TIMER,
         ),
+        recv_depth: if t.set & abi::TRANSPORT_RECV_DEPTH != 0 {
+            t.recv_depth
+        } else {
+            abi::RECV_DEPTH
+        },
     };
     if !(1..=31).contains(&r.ack_timeout)
         || r.retry_count > 7
         || r.rnr_retry > 7
         || r.min_rnr_timer > 31
+        || !(abi::MIN_RECV_DEPTH..=abi::RECV_DEPTH).contains(&r.recv_depth)
     {
         return Err(EINVAL);
     }

@@ -32,7 +32,10 @@
 
 use crate::abi::{self, WireHdr};
 use crate::kapi::{
-    cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
+    cm::{
+        CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, PrivateData,
+        SockAddr,
+    },
     cq::PollContext,
     device::DeviceRef,
     dma::{CpuBuf, DeviceBuf, Direction},
@@ -361,6 +364,7 @@ impl Conn {
                     op,
                     info: abi::ConnInfo {
                         recv_depth: RECV_DEPTH,
+                        peer_recv_depth: RECV_DEPTH,
                         ..Default::default()
                     },
                     listen_caps: (0, 0),

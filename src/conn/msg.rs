@@ -109,6 +109,11 @@ pub(super) struct Msg {
     pub(super) send_failed: bool,
     /// Raw messages (`abi::CONN_RAW`): no header, no credits.
     pub(super) raw: bool,
+    /// Receives this side keeps posted.
+    pub(super) depth: u32,
+    /// Receives the peer keeps posted; 0 until its setup data is known
+    /// (`Conn::learn_peer`).
+    pub(super) peer_depth: u32,
 }
 
 impl Msg {
@@ -127,6 +132,8 @@ impl Msg {
             recvs_posted: 0,
             send_failed: false,
             raw: false,
+            depth: RECV_DEPTH,
+            peer_depth: 0,
         })
     }
 }
@@ -157,7 +164,7 @@ impl Conn {
             let mut st = self.st.lock();
             let due = !st.msg.raw
                 && st.msg.pending_grant > 0
-                && (st.msg.peer_low || st.msg.pending_grant >= abi::GRANT_BATCH)
+                && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth))
                 && st.msg.credits >= 1;
             if !due {
                 return Ok(());
@@ -262,6 +269,10 @@ impl Conn {
         let raw = {
             let st = self.st.lock();
             Self::require_connected(&st)?;
+            // No more fragments than the peer's receives can hold at once.
+            if !st.msg.raw && x.len > abi::max_msg_size(st.msg.peer_depth) {
+                return Err(errno::EMSGSIZE());
+            }
             st.msg.raw
         };
         if raw {

@@ -539,22 +539,35 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
     Ok((out, best))
 }
 
-/// The memory rows of the runs' `conns-N` results (scripts/guest-bench.sh),
-/// if any: per N, the median over the runs of the KiB each connection end
-/// took, all of it (MemFree) and of it slab, with the spread of the first.
+/// The connections and the receive depth of a scale row's op:
+/// `conns-N` (the default depth, 40) or `conns-N-dD` (`--recv-depth D`).
+pub fn conns_row(op: &str) -> Option<(u64, u32)> {
+    let rest = op.strip_prefix("conns-")?;
+    let (n, d) = match rest.split_once("-d") {
+        Some((n, d)) => (n, d.parse().ok()?),
+        None => (rest, crate::abi::RECV_DEPTH),
+    };
+    Some((n.parse().ok()?, d))
+}
+
+/// The memory rows of the runs' `conns-N` and `conns-N-dD` results
+/// (scripts/guest-bench.sh), if any: per N and receive depth, the median
+/// over the runs of the KiB each connection end took, all of it (MemFree)
+/// and of it slab, with the spread of the first.
 pub fn memory_table(runs: &[String]) -> anyhow::Result<String> {
+    use std::cmp::Reverse;
     use std::fmt::Write;
-    let mut per_n: Vec<(u64, Vec<f64>, Vec<f64>)> = Vec::new();
+    // (depth, connections) with the runs' memory and slab per end.
+    type Row = ((Reverse<u32>, u64), Vec<f64>, Vec<f64>);
+    let mut per_n: Vec<Row> = Vec::new();
     for run in runs {
         for line in run.lines().filter(|l| !l.trim().is_empty()) {
             let v: serde_json::Value = serde_json::from_str(line)?;
-            let Some(n) = v["op"]
-                .as_str()
-                .and_then(|o| o.strip_prefix("conns-"))
-                .and_then(|n| n.parse::<u64>().ok())
-            else {
+            let Some((n, depth)) = v["op"].as_str().and_then(conns_row) else {
                 continue;
             };
+            // The default depth first, then by connections.
+            let n = (Reverse(depth), n);
             let (Some(mem), Some(slab)) = (
                 v["mem_per_end_kib"].as_f64(),
                 v["slab_per_end_kib"].as_f64(),
@@ -582,14 +595,15 @@ pub fn memory_table(runs: &[String]) -> anyhow::Result<String> {
     );
     let _ = writeln!(
         out,
-        "{:>11}  {:>8}  {:>13}  {:>8}",
-        "connections", "all", "spread", "slab"
+        "{:>5}  {:>11}  {:>8}  {:>13}  {:>8}",
+        "depth", "connections", "all", "spread", "slab"
     );
-    for (n, mem, slab) in per_n {
+    for ((d, n), mem, slab) in per_n {
         let (lo, hi) = spread(&mem);
         let _ = writeln!(
             out,
-            "{n:>11}  {:>8.0}  {:>13}  {:>8.0}",
+            "{:>5}  {n:>11}  {:>8.0}  {:>13}  {:>8.0}",
+            d.0,
             median(&mem).unwrap_or(0.0),
             format!("{lo:.0}-{hi:.0}"),
             median(&slab).unwrap_or(0.0)
@@ -649,6 +663,7 @@ mod tests {
             format!(
                 r#"{{"tool":"rdma-krust","op":"conns-1","mode":"bw","bytes":4096,"bw_avg":1.0,"mem_per_end_kib":{m1},"slab_per_end_kib":10}}
 {{"tool":"rdma-krust","op":"conns-256","mode":"bw","bytes":4096,"bw_avg":2.0,"mem_per_end_kib":{m256},"slab_per_end_kib":20}}
+{{"tool":"rdma-krust","op":"conns-16-d6","mode":"bw","bytes":4096,"bw_avg":2.0,"mem_per_end_kib":450,"slab_per_end_kib":400}}
 {{"tool":"perftest","op":"write","mode":"bw","bytes":65536,"bw_avg":20.0}}
 "#
             )
@@ -656,16 +671,21 @@ mod tests {
         let runs = [run(2700, 2600), run(2500, 2640), run(2900, 2620)];
         let t = memory_table(&runs).unwrap();
         let lines: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lines.len(), 4, "{t}");
+        assert_eq!(lines.len(), 5, "{t}");
         assert!(lines[0].contains("medians over 3 runs"), "{t}");
         assert_eq!(
             lines[2].split_whitespace().collect::<Vec<_>>(),
-            ["1", "2700", "2500-2900", "10"],
+            ["40", "1", "2700", "2500-2900", "10"],
             "{t}"
         );
         assert_eq!(
             lines[3].split_whitespace().collect::<Vec<_>>(),
-            ["256", "2620", "2600-2640", "20"],
+            ["40", "256", "2620", "2600-2640", "20"],
+            "{t}"
+        );
+        assert_eq!(
+            lines[4].split_whitespace().collect::<Vec<_>>(),
+            ["6", "16", "450", "450-450", "400"],
             "{t}"
         );
         assert_eq!(memory_table(&[String::new()]).unwrap(), "");

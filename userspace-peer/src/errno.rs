@@ -183,6 +183,16 @@ fn cases(device_count: u32) -> Vec<Case> {
         ack_timeout: 0,
         ..Default::default()
     });
+    let depth_1 = connect_with(abi::Transport {
+        set: abi::TRANSPORT_RECV_DEPTH,
+        recv_depth: abi::MIN_RECV_DEPTH - 1,
+        ..Default::default()
+    });
+    let depth_41 = connect_with(abi::Transport {
+        set: abi::TRANSPORT_RECV_DEPTH,
+        recv_depth: abi::RECV_DEPTH + 1,
+        ..Default::default()
+    });
     let retry_8 = connect_with(abi::Transport {
         set: abi::TRANSPORT_RETRY_COUNT,
         retry_count: 8,
@@ -287,6 +297,18 @@ fn cases(device_count: u32) -> Vec<Case> {
             "CONNECT with a retry count over 7",
             abi::IOCTL_CONNECT,
             bytes(&retry_8),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with a receive depth of 1",
+            abi::IOCTL_CONNECT,
+            bytes(&depth_1),
+            libc::EINVAL,
+        ),
+        (
+            "CONNECT with a receive depth over 40",
+            abi::IOCTL_CONNECT,
+            bytes(&depth_41),
             libc::EINVAL,
         ),
         (
@@ -531,8 +553,8 @@ mod tests {
     #[test]
     fn every_case_is_a_distinct_invalid_input() {
         let all = cases(1);
-        assert_eq!(all.len(), 33);
-        assert_eq!(cases(0).len(), 31);
+        assert_eq!(all.len(), 35);
+        assert_eq!(cases(0).len(), 33);
         let mut names: Vec<_> = all.iter().map(|c| c.name).collect();
         names.sort();
         names.dedup();

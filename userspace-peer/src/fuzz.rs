@@ -899,6 +899,7 @@ impl Fuzzer {
                 retry_count: self.rng.below(8) as u8,
                 rnr_retry: self.rng.below(8) as u8,
                 min_rnr_timer: self.rng.below(32) as u8,
+                recv_depth: self.rng.below(u64::from(abi::RECV_DEPTH) + 2) as u32,
             },
             _ => {
                 let b = self.rng.next_u64().to_le_bytes();
@@ -908,6 +909,7 @@ impl Fuzzer {
                     retry_count: b[1],
                     rnr_retry: b[2],
                     min_rnr_timer: b[3],
+                    recv_depth: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
                 }
             }
         }

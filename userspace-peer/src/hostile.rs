@@ -99,6 +99,9 @@ pub enum Lie {
     CreditFlood,
     /// The first fragment of a two-fragment message, then a disconnect.
     DisconnectMidMessage,
+    /// Setup data (the connection's private data) that is short, of
+    /// another version, or with a receive depth out of range.
+    BadSetup,
 }
 
 const LIES: &[Lie] = &[
@@ -118,6 +121,7 @@ const LIES: &[Lie] = &[
     Lie::CreditWithData,
     Lie::CreditFlood,
     Lie::DisconnectMidMessage,
+    Lie::BadSetup,
 ];
 
 /// What the module's file must see, in order.
@@ -133,6 +137,8 @@ enum Expect {
 struct Round {
     lie: Lie,
     sends: Vec<Vec<u8>>,
+    /// The setup data this peer connects or accepts with.
+    setup: Vec<u8>,
     /// Disconnect after the SENDs instead of waiting for the module.
     disconnect: bool,
     expect: Vec<Expect>,
@@ -167,8 +173,14 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
     let eproto = Expect::Errno(libc::EPROTO);
     let mut expect = Vec::new();
     let mut sends = Vec::new();
-    // Sometimes an honest message first: the lie must not spoil it.
-    if lie != Lie::Honest && rng.one_in(3) {
+    let mut setup = abi::SetupData {
+        recv_depth: abi::RECV_DEPTH,
+    }
+    .encode()
+    .to_vec();
+    // Sometimes an honest message first: the lie must not spoil it (a lie
+    // told while connecting comes before any message).
+    if lie != Lie::Honest && lie != Lie::BadSetup && rng.one_in(3) {
         let len = rng.below(3 * FRAG as u64) as usize;
         sends.extend(honest(len, seed, 0));
         expect.push(Expect::Msg { len, index: 0 });
@@ -301,11 +313,36 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             expect.push(Expect::Errno(libc::ECONNRESET));
             s
         }
+        Lie::BadSetup => {
+            let depth = |d: u32| abi::SetupData { recv_depth: d }.encode().to_vec();
+            setup = match rng.below(6) {
+                0 => depth(rng.below(u64::from(abi::MIN_RECV_DEPTH)) as u32),
+                1 => depth(abi::RECV_DEPTH + 1),
+                2 => depth(
+                    abi::RECV_DEPTH + 1 + rng.below(u64::from(u32::MAX - abi::RECV_DEPTH)) as u32,
+                ),
+                3 => {
+                    setup[2] = abi::WIRE_VERSION + 1 + rng.below(254) as u8;
+                    setup
+                }
+                4 => {
+                    setup[3] = 1 + rng.below(255) as u8;
+                    setup
+                }
+                _ => {
+                    setup.truncate(2 + rng.below(abi::SETUP_DATA_SIZE as u64 - 2) as usize);
+                    setup
+                }
+            };
+            expect.push(eproto);
+            Vec::new()
+        }
     };
     sends.append(&mut lie_sends);
     Round {
         lie,
         sends,
+        setup,
         disconnect,
         expect,
     }
@@ -396,7 +433,31 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
                 .and_then(|()| module_side(&dev, &expect, seed));
             (dev, r)
         });
-        let peer = UPeer::connect(&addr, 0, 0).context("connect to the module")?;
+        let peer = match UPeer::connect_with(&addr, 0, 0, &r.setup) {
+            Ok(peer) => peer,
+            // Bad setup data in the request: refused, and no connection.
+            Err(e) if r.lie == Lie::BadSetup => {
+                let (_dev, verdict) = module.join().expect("module side panicked");
+                let errno = e
+                    .root_cause()
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::raw_os_error);
+                if errno != Some(libc::ECONNREFUSED) {
+                    bail!(
+                        "{:?}, {side:?}: the connect failed with {e:#}, not ECONNREFUSED",
+                        r.lie
+                    );
+                }
+                return verdict.with_context(|| format!("{:?}, {side:?}", r.lie));
+            }
+            Err(e) => return Err(e.context("connect to the module")),
+        };
+        if r.lie == Lie::BadSetup {
+            bail!(
+                "{:?}, {side:?}: a request with bad setup data was accepted",
+                r.lie
+            );
+        }
         (peer, module)
     } else {
         let listener = Listener::bind(&addr).context("listen")?;
@@ -409,7 +470,9 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
                 .and_then(|()| module_side(&dev, &expect, seed));
             (dev, r)
         });
-        let peer = listener.accept(0, 0).context("accept the module")?;
+        let peer = listener
+            .accept_with(0, 0, 0, &r.setup)
+            .context("accept the module")?;
         // On iWARP the liar, the responder, may send only once the module
         // has its connection: an FPDU before the MPA reply is taken in is a
         // lie one layer down, which costs the module its connect (siw's

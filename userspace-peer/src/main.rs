@@ -87,6 +87,11 @@ pub struct TransportArgs {
     /// Minimum RNR NAK timer code, 0 to 31 (module: 12, 0.64 ms).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub min_rnr_timer: Option<u8>,
+    /// Receives of 64 KiB a module connection keeps posted, 2 to 40
+    /// (module: 40); the largest message it takes is N-1 fragments of
+    /// 65520 bytes, up to 2 MiB.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub recv_depth: Option<u32>,
 }
 
 impl TransportArgs {
@@ -105,6 +110,10 @@ impl TransportArgs {
         put(self.rnr_retry, abi::TRANSPORT_RNR_RETRY, &mut n);
         put(self.min_rnr_timer, abi::TRANSPORT_MIN_RNR_TIMER, &mut m);
         (t.ack_timeout, t.retry_count, t.rnr_retry, t.min_rnr_timer) = (a, r, n, m);
+        if let Some(d) = self.recv_depth {
+            t.recv_depth = d;
+            t.set |= abi::TRANSPORT_RECV_DEPTH;
+        }
         t
     }
 }
@@ -406,7 +415,7 @@ pub(crate) fn conn_line(i: &abi::ConnInfo) -> String {
         ..Default::default()
     };
     format!(
-        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
+        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} recv_depth={} peer_recv_depth={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
         table::name(&dev),
         table::state_name(i.state),
         i.responder_resources,
@@ -418,6 +427,8 @@ pub(crate) fn conn_line(i: &abi::ConnInfo) -> String {
         i.dev_max_qp_rd_atom,
         i.dev_max_qp_init_rd_atom,
         i.credits,
+        i.recv_depth,
+        i.peer_recv_depth,
         i.iwarp,
         i.read_sinks,
         i.transport.ack_timeout,

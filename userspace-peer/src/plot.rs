@@ -182,14 +182,20 @@ fn bandwidth(all: &[serde_json::Value], out: &Path) -> Result<()> {
     to_png(&svg, out)
 }
 
-/// The `conns-N` rows: (N, message rate in Mpps, KiB per connection end).
-fn scale_points(all: &[serde_json::Value]) -> Vec<(f64, f64, f64)> {
+/// The `conns-N` rows of receive depth `depth` (`conns-N-dD`, 40 for
+/// `conns-N`): (N, message rate in Mpps, KiB per connection end).
+fn scale_points(all: &[serde_json::Value], depth: u32) -> Vec<(f64, f64, f64)> {
     let mut v: Vec<(f64, f64, f64)> = all
         .iter()
         .filter(|r| r["tool"] == "rdma-krust")
         .filter_map(|r| {
-            let n: f64 = r["op"].as_str()?.strip_prefix("conns-")?.parse().ok()?;
-            Some((n, r["msg_rate"].as_f64()?, r["mem_per_end_kib"].as_f64()?))
+            let (n, d) = crate::bench::conns_row(r["op"].as_str()?)?;
+            (d == depth).then_some(())?;
+            Some((
+                n as f64,
+                r["msg_rate"].as_f64()?,
+                r["mem_per_end_kib"].as_f64()?,
+            ))
         })
         .collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -200,11 +206,20 @@ fn scale_points(all: &[serde_json::Value]) -> Vec<(f64, f64, f64)> {
 /// number of connections, one panel each; `false` if the run has no
 /// `conns-N` rows.
 fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
-    let pts = scale_points(all);
-    if pts.is_empty() {
+    // The default receive depth, and the smallest the bench runs.
+    let series = [
+        (
+            crate::abi::RECV_DEPTH,
+            scale_points(all, crate::abi::RECV_DEPTH),
+            BLUE,
+        ),
+        (6, scale_points(all, 6), RED),
+    ];
+    let every = || series.iter().flat_map(|s| s.1.iter());
+    if every().next().is_none() {
         return Ok(false);
     }
-    let xmax = pts.iter().map(|p| p.0).fold(2.0, f64::max) * 1.5;
+    let xmax = every().map(|p| p.0).fold(2.0, f64::max) * 1.5;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -214,16 +229,15 @@ fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
             ("sans-serif", 22),
         )?;
         let (top, bottom) = root.split_vertically(H / 2 - 20);
-        for (area, pick, what, color) in [
+        for (area, pick, what) in [
             (
                 &top,
                 (|p: &(f64, f64, f64)| p.1) as fn(&(f64, f64, f64)) -> f64,
                 "aggregate Mpps",
-                BLUE,
             ),
-            (&bottom, |p| p.2, "KiB per connection end", RED),
+            (&bottom, |p| p.2, "KiB per connection end"),
         ] {
-            let ymax = pts.iter().map(pick).fold(0.0, f64::max).max(1e-6) * 1.2;
+            let ymax = every().map(pick).fold(0.0, f64::max).max(1e-6) * 1.2;
             let mut chart = ChartBuilder::on(area)
                 .margin(10)
                 .x_label_area_size(35)
@@ -235,11 +249,24 @@ fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
                 .x_label_formatter(&|v| log_label(*v))
                 .y_desc(what)
                 .draw()?;
-            chart.draw_series(LineSeries::new(pts.iter().map(|p| (p.0, pick(p))), color))?;
-            chart.draw_series(
-                pts.iter()
-                    .map(|p| Circle::new((p.0, pick(p)), 4, color.filled())),
-            )?;
+            for (depth, pts, color) in &series {
+                if pts.is_empty() {
+                    continue;
+                }
+                chart
+                    .draw_series(LineSeries::new(pts.iter().map(|p| (p.0, pick(p))), color))?
+                    .label(format!("{depth} receives"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+                chart.draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((p.0, pick(p)), 4, color.filled())),
+                )?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
         }
         root.present()?;
     }

@@ -128,6 +128,8 @@ struct State {
     raw: bool,
     /// The peer's message stream as checked so far.
     wire: abi::WireRx,
+    /// The peer's receive depth, from its setup data.
+    peer_depth: u32,
     sends_inflight: u32,
     ops_inflight: u32,
     /// The first failure of a send or receive: (errno, what).
@@ -208,14 +210,57 @@ fn create_ep(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_cm_id> {
     Ok(id)
 }
 
-fn conn_param(resp: u32, init: u32) -> rdma_conn_param {
+/// This side's setup data (`abi::SetupData`): it keeps the default depth.
+const SETUP: [u8; abi::SETUP_DATA_SIZE] = abi::SetupData {
+    recv_depth: abi::RECV_DEPTH,
+}
+.encode();
+
+/// The parameters to connect or accept with, `setup` (at most 56 bytes)
+/// as private data; they point at it.
+fn conn_param(resp: u32, init: u32, setup: &[u8]) -> rdma_conn_param {
     // SAFETY: zero is a valid `rdma_conn_param`.
     let mut p: rdma_conn_param = unsafe { std::mem::zeroed() };
     p.responder_resources = resp.min(255) as u8;
     p.initiator_depth = init.min(255) as u8;
     p.retry_count = 7;
     p.rnr_retry_count = 7;
+    p.private_data = setup.as_ptr().cast();
+    p.private_data_len = setup.len().min(56) as u8;
     p
+}
+
+/// The peer's receive depth from the private data of the event a
+/// synchronous `id` holds (its connect request, or the reply its
+/// `rdma_connect` got): `abi::RECV_DEPTH` if it sent no setup data,
+/// `EPROTO` if its setup data is bad.
+///
+/// # Safety
+///
+/// `id` is a valid synchronous `rdma_cm_id`.
+unsafe fn peer_depth(id: *mut rdma_cm_id) -> Result<u32> {
+    // SAFETY: `id` is valid (the caller's contract); its event, if any, is
+    // the last one it took, and lives until the next.
+    let ev = unsafe { (*id).event };
+    let data: &[u8] = if ev.is_null() {
+        &[]
+    } else {
+        // SAFETY: a connection event's `private_data` is null or has
+        // `private_data_len` bytes, valid while the event is held.
+        unsafe {
+            let c = (*ev).param.conn;
+            if c.private_data.is_null() {
+                &[]
+            } else {
+                std::slice::from_raw_parts(c.private_data.cast(), usize::from(c.private_data_len))
+            }
+        }
+    };
+    match abi::SetupData::decode(data) {
+        Ok(Some(s)) => Ok(s.recv_depth),
+        Ok(None) => Ok(abi::RECV_DEPTH),
+        Err(_) => Err(io::Error::from_raw_os_error(libc::EPROTO)).context("bad setup data"),
+    }
 }
 
 /// The device's `max_qp_rd_atom` and `max_qp_init_rd_atom`.
@@ -260,17 +305,24 @@ impl Listener {
         Ok(l)
     }
 
-    /// Waits for the next connection request, sets it up and accepts it,
-    /// serving at most `resp` READs/atomics and issuing at most `init`
+    /// Waits at most `timeout_ms` for the next connection request (0:
+    /// without limit; `ETIMEDOUT` when none came), sets it up and accepts
+    /// it, serving at most `resp` READs/atomics and issuing at most `init`
     /// (0: the device's maximum), and no more than the peer asked for: the
     /// module's rules.
-    pub fn accept(&self, resp: u32, init: u32) -> Result<UPeer> {
-        self.accept_within(resp, init, 0)
+    pub fn accept_within(&self, resp: u32, init: u32, timeout_ms: u32) -> Result<UPeer> {
+        self.accept_with(resp, init, timeout_ms, &SETUP)
     }
 
-    /// [`Self::accept`], waiting at most `timeout_ms` for the request (0:
-    /// without limit); `ETIMEDOUT` when none came.
-    pub fn accept_within(&self, resp: u32, init: u32, timeout_ms: u32) -> Result<UPeer> {
+    /// [`Self::accept_within`], replying with `setup` as private data
+    /// (the hostile peer's bad setup data).
+    pub fn accept_with(
+        &self,
+        resp: u32,
+        init: u32,
+        timeout_ms: u32,
+        setup: &[u8],
+    ) -> Result<UPeer> {
         // SAFETY: the listener is valid while `self` lives.
         if timeout_ms > 0 && !unsafe { channel_ready(self.id, timeout_ms) }.context("poll")? {
             return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
@@ -299,8 +351,22 @@ impl Listener {
         let resp = clamp_depth(resp, max_resp).min(asked_resp);
         let init = clamp_depth(init, max_init).min(asked_init);
         println!("negotiated resp={resp} init={init} (peer asked {asked_resp}/{asked_init})");
+        // SAFETY: `id` is the request's synchronous id, its event still held
+        // (`rdma_accept` takes the next).
+        let depth = match unsafe { peer_depth(id) } {
+            Ok(d) => d,
+            Err(e) => {
+                // SAFETY: `id` is the request's; rejected, then destroyed.
+                unsafe {
+                    rdma_reject(id, null_mut(), 0);
+                    rdma_destroy_ep(id);
+                }
+                return Err(e);
+            }
+        };
         let peer = UPeer::setup(id)?;
-        let mut p = conn_param(resp, init);
+        peer.learn_peer(depth);
+        let mut p = conn_param(resp, init, setup);
         // SAFETY: the endpoint has its QP and its receives posted.
         if unsafe { rdma_accept(peer.id, &mut p) } != 0 {
             return Err(os_err("rdma_accept"));
@@ -319,15 +385,37 @@ impl Drop for Listener {
 impl UPeer {
     /// Connects to `addr`.
     pub fn connect(addr: &abi::Addr, resp: u32, init: u32) -> Result<Self> {
+        Self::connect_with(addr, resp, init, &SETUP)
+    }
+
+    /// [`Self::connect`], with `setup` as the request's private data (the
+    /// hostile peer's bad setup data).
+    pub fn connect_with(addr: &abi::Addr, resp: u32, init: u32, setup: &[u8]) -> Result<Self> {
         let id = create_ep(addr, false)?;
         let (max_resp, max_init) = device_limits(id)?;
         let peer = Self::setup(id)?;
-        let mut p = conn_param(clamp_depth(resp, max_resp), clamp_depth(init, max_init));
+        let mut p = conn_param(
+            clamp_depth(resp, max_resp),
+            clamp_depth(init, max_init),
+            setup,
+        );
         // SAFETY: the endpoint has its QP and its receives posted.
         if unsafe { rdma_connect(peer.id, &mut p) } != 0 {
             return Err(os_err("rdma_connect"));
         }
+        // SAFETY: a synchronous id holds the reply's ESTABLISHED event.
+        let depth = unsafe { peer_depth(peer.id) }?;
+        peer.learn_peer(depth);
         Ok(peer)
+    }
+
+    /// The peer's receive depth: the credits this side starts with, and
+    /// the most a grant may bring it to.
+    fn learn_peer(&self, depth: u32) {
+        let mut st = self.st.borrow_mut();
+        st.peer_depth = depth;
+        st.credits = depth;
+        st.wire.set_peer_depth(depth);
     }
 
     fn setup(id: *mut rdma_cm_id) -> Result<Self> {
@@ -354,7 +442,6 @@ impl UPeer {
         for slot in 0..RECV_DEPTH {
             peer.post_recv(slot)?;
         }
-        peer.st.borrow_mut().credits = abi::RECV_DEPTH;
         Ok(peer)
     }
 
@@ -735,8 +822,11 @@ impl UPeer {
 
 impl Endpoint for UPeer {
     fn send_msg(&self, data: &[u8]) -> Result<()> {
-        if data.len() as u64 > abi::MAX_MSG_SIZE {
-            bail!("message of {} bytes is too large", data.len());
+        let most = abi::max_msg_size(self.st.borrow().peer_depth);
+        if data.len() as u64 > most {
+            return Err(io::Error::from_raw_os_error(libc::EMSGSIZE)).with_context(|| {
+                format!("message of {} bytes, the peer takes {most}", data.len())
+            });
         }
         let frags = data.len().div_ceil(FRAG).max(1);
         self.wait("credits", |st| st.credits as usize > frags)?;

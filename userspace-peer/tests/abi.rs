@@ -18,10 +18,10 @@ fn command_numbers_match_the_c_macros() {
     // and so on for each command.
     assert_eq!(abi::IOCTL_VERSION, 0x8088_b900);
     assert_eq!(abi::IOCTL_LIST_DEVICES, 0xc018_b901);
-    assert_eq!(abi::IOCTL_CONNECT, 0xc0b0_b910);
-    assert_eq!(abi::IOCTL_LISTEN, 0x4030_b911);
-    assert_eq!(abi::IOCTL_ACCEPT, 0xc088_b912);
-    assert_eq!(abi::IOCTL_CONN_INFO, 0x8080_b913);
+    assert_eq!(abi::IOCTL_CONNECT, 0xc0bc_b910);
+    assert_eq!(abi::IOCTL_LISTEN, 0x4034_b911);
+    assert_eq!(abi::IOCTL_ACCEPT, 0xc090_b912);
+    assert_eq!(abi::IOCTL_CONN_INFO, 0x8088_b913);
     assert_eq!(abi::IOCTL_DISCONNECT, 0x0000_b914);
     assert_eq!(abi::IOCTL_SEND, 0x4018_b920);
     assert_eq!(abi::IOCTL_RECV, 0xc018_b921);
@@ -81,19 +81,21 @@ fn layouts_are_padding_free_and_64bit_clean() {
 
     assert_eq!(size_of::<abi::Addr>(), 24);
     assert_eq!(offset_of!(abi::Addr, addr), 8);
-    assert_eq!(size_of::<abi::Transport>(), 8);
-    assert_eq!(size_of::<abi::ConnInfo>(), 128);
-    assert_eq!(offset_of!(abi::ConnInfo, iwarp), 48);
-    assert_eq!(offset_of!(abi::ConnInfo, read_sinks), 52);
-    assert_eq!(offset_of!(abi::ConnInfo, transport), 56);
-    assert_eq!(offset_of!(abi::ConnInfo, device), 64);
-    assert_eq!(size_of::<abi::ConnectReq>(), 176);
+    assert_eq!(size_of::<abi::Transport>(), 12);
+    assert_eq!(offset_of!(abi::Transport, recv_depth), 8);
+    assert_eq!(size_of::<abi::ConnInfo>(), 136);
+    assert_eq!(offset_of!(abi::ConnInfo, peer_recv_depth), 48);
+    assert_eq!(offset_of!(abi::ConnInfo, iwarp), 52);
+    assert_eq!(offset_of!(abi::ConnInfo, read_sinks), 56);
+    assert_eq!(offset_of!(abi::ConnInfo, transport), 60);
+    assert_eq!(offset_of!(abi::ConnInfo, device), 72);
+    assert_eq!(size_of::<abi::ConnectReq>(), 188);
     assert_eq!(offset_of!(abi::ConnectReq, timeout_ms), 24);
     assert_eq!(offset_of!(abi::ConnectReq, transport), 40);
-    assert_eq!(offset_of!(abi::ConnectReq, info), 48);
-    assert_eq!(size_of::<abi::ListenReq>(), 48);
+    assert_eq!(offset_of!(abi::ConnectReq, info), 52);
+    assert_eq!(size_of::<abi::ListenReq>(), 52);
     assert_eq!(offset_of!(abi::ListenReq, transport), 40);
-    assert_eq!(size_of::<abi::AcceptReq>(), 136);
+    assert_eq!(size_of::<abi::AcceptReq>(), 144);
     assert_eq!(offset_of!(abi::AcceptReq, info), 8);
     assert_eq!(size_of::<abi::Xfer>(), 24);
     assert_eq!(offset_of!(abi::Xfer, timeout_ms), 16);
@@ -303,4 +305,88 @@ fn bench_count_advances_and_counts_only_what_was_sent() {
     );
     assert_eq!(abi::bench_count(&enc(8)[..7], 0, 40), Err(Count), "short");
     assert_eq!(abi::bench_count(&[0; 9], 0, 40), Err(Count), "long");
+}
+
+#[test]
+fn setup_data_round_trip_and_refusals() {
+    use abi::{SetupData, WireFault::Setup};
+    let s = SetupData { recv_depth: 6 };
+    let b = s.encode();
+    assert_eq!(b, [b'R', b'K', abi::WIRE_VERSION, 0, 0, 0, 0, 6]);
+    assert_eq!(SetupData::decode(&b), Ok(Some(s)));
+    // IB and RoCE pad the private data with zeros: ignored.
+    let mut padded = b.to_vec();
+    padded.resize(56, 0);
+    assert_eq!(SetupData::decode(&padded), Ok(Some(s)));
+    // A peer that sends none (rping, perftest; zeros on IB): the default.
+    assert_eq!(SetupData::decode(&[]), Ok(None));
+    assert_eq!(SetupData::decode(&[0; 56]), Ok(None));
+    assert_eq!(SetupData::decode(b"RX"), Ok(None));
+    // "RK" and anything wrong after it costs the connection.
+    assert_eq!(SetupData::decode(&b[..7]), Err(Setup), "short");
+    for (i, v) in [(2, 2), (3, 1)] {
+        let mut bad = b;
+        bad[i] = v;
+        assert_eq!(SetupData::decode(&bad), Err(Setup), "byte {i} = {v}");
+    }
+    for depth in [0, 1, abi::RECV_DEPTH + 1, u32::MAX] {
+        let bad = SetupData { recv_depth: depth }.encode();
+        assert_eq!(SetupData::decode(&bad), Err(Setup), "depth {depth}");
+    }
+    for depth in [abi::MIN_RECV_DEPTH, abi::RECV_DEPTH] {
+        let ok = SetupData { recv_depth: depth }.encode();
+        assert_eq!(
+            SetupData::decode(&ok),
+            Ok(Some(SetupData { recv_depth: depth }))
+        );
+    }
+}
+
+#[test]
+fn a_smaller_depth_takes_smaller_messages() {
+    assert_eq!(abi::max_msg_frags(abi::RECV_DEPTH), abi::MAX_MSG_FRAGS);
+    assert_eq!(abi::max_msg_size(abi::RECV_DEPTH), abi::MAX_MSG_SIZE);
+    assert_eq!(abi::grant_batch(abi::RECV_DEPTH), abi::GRANT_BATCH);
+    // 34 receives still take 2 MiB (33 fragments and a credit to spare).
+    assert_eq!(abi::max_msg_size(34), abi::MAX_MSG_SIZE);
+    assert_eq!(abi::max_msg_size(33), 32 * FRAG as u64);
+    assert_eq!(abi::max_msg_size(6), 5 * FRAG as u64);
+    assert_eq!(abi::grant_batch(6), 1);
+    assert_eq!(abi::max_msg_size(abi::MIN_RECV_DEPTH), FRAG as u64);
+    for d in abi::MIN_RECV_DEPTH..=abi::RECV_DEPTH {
+        assert!(
+            abi::grant_batch(d) >= 1 && abi::max_msg_frags(d) < d,
+            "depth {d}"
+        );
+    }
+}
+
+#[test]
+fn wire_check_holds_each_side_to_its_depth() {
+    use abi::WireFault::*;
+    // This side takes 6 receives' worth; the peer has 4 posted.
+    let mut rx = abi::WireRx::new(6, 4);
+    let most = abi::max_msg_size(6) as u32;
+    assert_eq!(
+        rx.clone()
+            .check(&wire(F, 0, most + 1, 0, FRAG), 0)
+            .map(|_| ()),
+        Err(MsgLen)
+    );
+    assert_eq!(
+        rx.clone().check(&wire(F | L, 2, 0, 0, 0), 3).map(|_| ()),
+        Err(Grant),
+        "3 + 2 credits, 4 receives"
+    );
+    assert_eq!(rx.check(&wire(F | L, 1, 0, 0, 0), 3).unwrap().1, 4);
+    for i in 0..5 {
+        let h = abi::WireHdr::fragment(most, i, 0, false);
+        let n = FRAG.min((most - h.offset) as usize);
+        rx.check(&wire(h.flags, 0, most, h.offset, n), 0).unwrap();
+    }
+    assert_eq!(rx, abi::WireRx::new(6, 4));
+    // Its peer's depth is learnt while connecting.
+    let mut late = abi::WireRx::new(6, abi::RECV_DEPTH);
+    late.set_peer_depth(4);
+    assert_eq!(late, abi::WireRx::new(6, 4));
 }

@@ -105,12 +105,12 @@ fn abi_structs() -> Vec<Struct> {
         }
         DeviceList { devices, capacity, count, reserved }
         Addr { family, port, reserved, addr }
-        Transport { set, ack_timeout, retry_count, rnr_retry, min_rnr_timer }
+        Transport { set, ack_timeout, retry_count, rnr_retry, min_rnr_timer, recv_depth }
         ConnInfo {
             state, error, responder_resources, initiator_depth,
             asked_responder_resources, asked_initiator_depth,
             peer_responder_resources, peer_initiator_depth, dev_max_qp_rd_atom,
-            dev_max_qp_init_rd_atom, credits, recv_depth, iwarp, read_sinks,
+            dev_max_qp_init_rd_atom, credits, recv_depth, peer_recv_depth, iwarp, read_sinks,
             transport, device,
         }
         ConnectReq {
@@ -146,6 +146,10 @@ const NOT_IN_HEADER: &[(&str, &str)] = &[
         "not repr(C): the wire header is 16 big-endian bytes, encoded",
     ),
     ("WireRx", "not repr(C): the receiver's check, code"),
+    (
+        "SetupData",
+        "not repr(C): the setup data is 8 big-endian bytes, encoded",
+    ),
     ("WireFault", "an enum of the receiver's check, code"),
 ];
 
@@ -240,6 +244,7 @@ fn abi_consts() -> Vec<Const> {
         TRANSPORT_RETRY_COUNT,
         TRANSPORT_RNR_RETRY,
         TRANSPORT_MIN_RNR_TIMER,
+        TRANSPORT_RECV_DEPTH,
         TRANSPORT_ALL,
         DEFAULT_ACK_TIMEOUT,
         DEFAULT_RETRY_COUNT,
@@ -249,11 +254,13 @@ fn abi_consts() -> Vec<Const> {
         // wire.rs
         MAX_MSG_SIZE,
         RECV_DEPTH,
+        MIN_RECV_DEPTH,
         RECV_BUF_SIZE,
         WIRE_HDR_SIZE,
         WIRE_FRAG,
         MAX_MSG_FRAGS,
         GRANT_BATCH,
+        SETUP_DATA_SIZE,
         WIRE_FIRST,
         WIRE_LAST,
         WIRE_CREDIT,

@@ -22,7 +22,7 @@
 #include <linux/ioctl.h>
 
 /* Version of this ABI; RDMA_KRUST_IOCTL_VERSION reports the module's. */
-#define RDMA_KRUST_ABI_VERSION		8
+#define RDMA_KRUST_ABI_VERSION		9
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -116,6 +116,8 @@ struct rdma_krust_transport {
 	__u8 rnr_retry;		/* resends after RNR NAKs, 0 to 7 (forever) */
 	__u8 min_rnr_timer;	/* RNR NAK timer asked of the peer, IBTA
 				 * table 45 code, 0 to 31 */
+	__u32 recv_depth;	/* receives kept posted, MIN_RECV_DEPTH to
+				 * RECV_DEPTH; the peer learns it */
 };
 
 /* rdma_krust_transport.set: the field carries a value. */
@@ -123,8 +125,9 @@ struct rdma_krust_transport {
 #define RDMA_KRUST_TRANSPORT_RETRY_COUNT	2	/* active side only */
 #define RDMA_KRUST_TRANSPORT_RNR_RETRY		4
 #define RDMA_KRUST_TRANSPORT_MIN_RNR_TIMER	8
+#define RDMA_KRUST_TRANSPORT_RECV_DEPTH		16
 /* Every rdma_krust_transport.set bit. */
-#define RDMA_KRUST_TRANSPORT_ALL		15
+#define RDMA_KRUST_TRANSPORT_ALL		31
 
 /* The module's defaults for what rdma_krust_transport.set leaves out. */
 #define RDMA_KRUST_DEFAULT_ACK_TIMEOUT		14	/* 67 ms */
@@ -153,7 +156,8 @@ struct rdma_krust_conn_info {
 	__u32 dev_max_qp_rd_atom;	/* the device's max_qp_rd_atom */
 	__u32 dev_max_qp_init_rd_atom;	/* the device's max_qp_init_rd_atom */
 	__u32 credits;			/* send credits held now */
-	__u32 recv_depth;		/* RDMA_KRUST_RECV_DEPTH */
+	__u32 recv_depth;		/* receives this side keeps posted */
+	__u32 peer_recv_depth;		/* receives the peer keeps posted */
 	__u32 iwarp;			/* 1 if the device speaks iWARP */
 	__u32 read_sinks;		/* iWARP READ sinks registered */
 	/* once connected: the QP's settings; set has every bit, none on
@@ -329,19 +333,26 @@ struct rdma_krust_bench {
 
 /* Largest message of RDMA_KRUST_IOCTL_SEND / _RECV. */
 #define RDMA_KRUST_MAX_MSG_SIZE		(2 << 20)
-/* Receives each side keeps posted; a peer of the module posts as many. */
+/* Receives a side keeps posted by default, and the most it may; each side
+ * tells its peer its own in its setup data (RDMA_KRUST_SETUP_DATA_SIZE). */
 #define RDMA_KRUST_RECV_DEPTH		40
+/* The least receive depth. */
+#define RDMA_KRUST_MIN_RECV_DEPTH	2
 /* Size of each posted receive buffer. */
 #define RDMA_KRUST_RECV_BUF_SIZE	65536
 /* Size of the header in front of every message fragment. */
 #define RDMA_KRUST_WIRE_HDR_SIZE	16
 /* Payload bytes of a full fragment. */
 #define RDMA_KRUST_WIRE_FRAG		65520
-/* Fragments of the largest message. */
+/* Fragments of the largest message (at the default depth; at depth d,
+ * min(33, d - 1)). */
 #define RDMA_KRUST_MAX_MSG_FRAGS	33
 /* Reposted receives that make a side return credits in a credit-only
- * message. */
+ * message (at the default depth; at depth d, d less its most fragments). */
 #define RDMA_KRUST_GRANT_BATCH		7
+/* Setup data: the private data of a connect request or reply, 8 bytes,
+ * {'R', 'K', RDMA_KRUST_WIRE_VERSION, 0, be32 recv_depth}. */
+#define RDMA_KRUST_SETUP_DATA_SIZE	8
 
 /* Wire-header flags. */
 #define RDMA_KRUST_WIRE_FIRST		1	/* first fragment of a message */
