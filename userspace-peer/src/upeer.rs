@@ -66,8 +66,10 @@ unsafe fn channel_ready(id: *mut rdma_cm_id, timeout_ms: u32) -> io::Result<bool
     }
 }
 
+/// The errno of the call `what` just failed with, kept as the error's
+/// source so that callers can tell it (`{:#}` prints "what: message").
 fn os_err(what: &str) -> anyhow::Error {
-    anyhow::anyhow!("{what}: {}", io::Error::last_os_error())
+    anyhow::Error::new(io::Error::last_os_error()).context(what.to_string())
 }
 
 /// A buffer registered with the device.
@@ -369,7 +371,10 @@ impl Listener {
         let mut p = conn_param(resp, init, setup);
         // SAFETY: the endpoint has its QP and its receives posted.
         if unsafe { rdma_accept(peer.id, &mut p) } != 0 {
-            return Err(os_err("rdma_accept"));
+            let e = os_err("rdma_accept");
+            // Never connected (see `connect_with`).
+            peer.disconnected.set(true);
+            return Err(e);
         }
         Ok(peer)
     }
@@ -401,7 +406,11 @@ impl UPeer {
         );
         // SAFETY: the endpoint has its QP and its receives posted.
         if unsafe { rdma_connect(peer.id, &mut p) } != 0 {
-            return Err(os_err("rdma_connect"));
+            let e = os_err("rdma_connect");
+            // Never connected: a synchronous rdma_disconnect() would wait
+            // for a DISCONNECTED that never comes.
+            peer.disconnected.set(true);
+            return Err(e);
         }
         // SAFETY: a synchronous id holds the reply's ESTABLISHED event.
         let depth = unsafe { peer_depth(peer.id) }?;
