@@ -20,8 +20,9 @@
 # lat (latency), bw (64 KiB bandwidth), sweep (WRITE bandwidth against
 # size), qps (WRITE and SEND bandwidth over 1 to 16 QPs, perftest's -q,
 # rows write-qN/send-qN), scale (the module alone: WRITE over 1 to 256
-# connections, with the memory they took, rows conns-N, and conns-N-d6
-# with 6 receives per connection), none. Default: all but none. The module's latency loops run both ways by default
+# connections, with the memory they took, rows conns-N, and conns-N-dD
+# with D receives per connection for each D of KRUST_BENCH_SCALE_DEPTHS,
+# comma-separated, default 6,4), none. Default: all but none. The module's latency loops run both ways by default
 # (KRUST_BENCH_SPIN=both): yielding between polls, and with --spin
 # (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
 # fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
@@ -49,6 +50,7 @@ BW_ITERS=${KRUST_BENCH_BW_ITERS:-1000}
 SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
 Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
 SCALE_ITERS=${KRUST_BENCH_SCALE_ITERS:-400}
+SCALE_DEPTHS=${KRUST_BENCH_SCALE_DEPTHS:-6,4}
 ROWS=" ${KRUST_BENCH_ROWS:-lat bw sweep qps scale} "
 ROWS=${ROWS//,/ }
 DEPTH=16
@@ -209,7 +211,9 @@ if rows scale; then
 	echo "guest-bench: WRITE over many connections, 4 KiB, $SCALE_ITERS iterations each"
 	for n in 1 16 64 256; do
 		ours conns-$n bw 4096 "$SCALE_ITERS"
-		ours conns-$n-d6 bw 4096 "$SCALE_ITERS"
+		for d in ${SCALE_DEPTHS//,/ }; do
+			ours conns-$n-d$d bw 4096 "$SCALE_ITERS"
+		done
 	done
 fi
 fi

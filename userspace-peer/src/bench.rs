@@ -395,7 +395,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<10} {:<4} {:>8}  {:>12}  {:>12}  {:>6}  figure",
+        "{:<12} {:<4} {:>8}  {:>12}  {:>12}  {:>6}  figure",
         "op", "mode", "bytes", "perftest", "rdma-krust", "ratio"
     );
     for (op, mode, bytes, pt, ours) in rows {
@@ -407,7 +407,7 @@ pub fn report(jsonl: &str) -> anyhow::Result<String> {
         let what = figure_of(&mode, &op);
         let _ = writeln!(
             out,
-            "{op:<10} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
+            "{op:<12} {mode:<4} {bytes:>8}  {:>12}  {:>12}  {ratio:>6}  {what}",
             f(pt),
             f(ours)
         );
@@ -472,7 +472,7 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<10} {:<4} {:>8}  {:>9}  {:>10}  {:>6}  {:>11}  {:<7}  figure (medians over {} boots)",
+        "{:<12} {:<4} {:>8}  {:>9}  {:>10}  {:>6}  {:>11}  {:<7}  figure (medians over {} boots)",
         "op",
         "mode",
         "bytes",
@@ -524,7 +524,7 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
         }
         let _ = writeln!(
             out,
-            "{op:<10} {mode:<4} {bytes:>8}  {:>9}  {:>10}  {ratio:>6}  {spread:>11}  {says:<7}  {}",
+            "{op:<12} {mode:<4} {bytes:>8}  {:>9}  {:>10}  {ratio:>6}  {spread:>11}  {says:<7}  {}",
             f(median(&pts)),
             f(median(&ours)),
             figure_of(mode, op)
@@ -644,7 +644,7 @@ mod tests {
         let lines: Vec<&str> = r.lines().collect();
         assert_eq!(lines.len(), 4, "{r}");
         assert!(
-            lines[1].starts_with("read       lat         2") && lines[1].contains(" 0.50 "),
+            lines[1].starts_with("read         lat         2") && lines[1].contains(" 0.50 "),
             "{r}"
         );
         assert!(
@@ -706,7 +706,7 @@ mod tests {
             "{r}"
         );
         assert!(
-            lines[2].starts_with("send-spin  lat") && lines[2].contains(" 0.50 "),
+            lines[2].starts_with("send-spin    lat") && lines[2].contains(" 0.50 "),
             "{r}"
         );
         assert!(lines[2].contains("RTT/2"), "{r}");
@@ -746,7 +746,7 @@ mod tests {
         assert!(lines[0].contains("medians over 3 boots"), "{t}");
         // perftest's median READ 60, rdma-krust's 36.
         assert!(
-            lines[1].starts_with("read       lat         2")
+            lines[1].starts_with("read         lat         2")
                 && lines[1].contains(" 60.00 ")
                 && lines[1].contains(" 36.00 ")
                 && lines[1].contains(" 0.60 ")

@@ -206,15 +206,20 @@ fn scale_points(all: &[serde_json::Value], depth: u32) -> Vec<(f64, f64, f64)> {
 /// number of connections, one panel each; `false` if the run has no
 /// `conns-N` rows.
 fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
-    // The default receive depth, and the smallest the bench runs.
-    let series = [
-        (
-            crate::abi::RECV_DEPTH,
-            scale_points(all, crate::abi::RECV_DEPTH),
-            BLUE,
-        ),
-        (6, scale_points(all, 6), RED),
-    ];
+    // Each receive depth the run has, the default first.
+    let mut depths: Vec<u32> = all
+        .iter()
+        .filter_map(|r| crate::bench::conns_row(r["op"].as_str()?))
+        .map(|(_, d)| d)
+        .collect();
+    depths.sort_unstable_by(|a, b| b.cmp(a));
+    depths.dedup();
+    let colors = [BLUE, RED, GREEN, MAGENTA, BLACK];
+    let series: Vec<_> = depths
+        .iter()
+        .zip(colors.iter().cycle())
+        .map(|(&d, &c)| (d, scale_points(all, d), c))
+        .collect();
     let every = || series.iter().flat_map(|s| s.1.iter());
     if every().next().is_none() {
         return Ok(false);
