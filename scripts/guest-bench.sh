@@ -32,7 +32,8 @@
 # through, and every wake-up and context switch, in
 # $KRUST_OUT/trace-<tool>.txt; scripts/trace-breakdown.sh turns each into
 # where a half round trip's microseconds go. KRUST_TRACE_FUNCS names more
-# functions to trace (a space-separated list).
+# functions to trace, comma-separated (the guest's environment comes on the
+# kernel command line, which splits at spaces).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +52,7 @@ SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
 Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
 SCALE_ITERS=${KRUST_BENCH_SCALE_ITERS:-400}
 SCALE_DEPTHS=${KRUST_BENCH_SCALE_DEPTHS:-6,4}
+TRACE_FUNCS=${KRUST_TRACE_FUNCS:-}
 ROWS=" ${KRUST_BENCH_ROWS:-lat bw sweep qps scale} "
 ROWS=${ROWS//,/ }
 DEPTH=16
@@ -234,7 +236,7 @@ trace() {
 	local f funcs=()
 	for f in siw_post_send siw_sq_start siw_qp_sq_process siw_tcp_rx_data siw_rqe_complete \
 		siw_sqe_complete rxe_post_send rxe_requester rxe_receiver rxe_completer tcp_sendmsg_locked \
-		${KRUST_TRACE_FUNCS:-}; do
+		${TRACE_FUNCS//,/ }; do
 		grep -qx "$f" $t/available_filter_functions && funcs+=("$f")
 	done
 	printf '%s\n' "${funcs[@]}" >$t/set_ftrace_filter
