@@ -14,50 +14,23 @@ use kernel::{
     uaccess::UserSlice,
 };
 
-// SAFETY: the ABI structures are `#[repr(C)]`, made only of integers and
-// arrays of integers, with no padding (their sizes are asserted in `abi.rs`):
-// every bit pattern is valid and no byte is uninitialised.
-unsafe impl FromBytes for abi::DeviceList {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::DeviceList {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::DeviceInfo {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::Version {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::ConnectReq {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::ConnectReq {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::ListenReq {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::AcceptReq {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::AcceptReq {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::ConnInfo {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::Xfer {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::Xfer {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::Expose {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::Expose {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::Revoke {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::WindowIo {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::Rdma {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::AtomicOp {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::AtomicOp {}
-// SAFETY: as above.
-unsafe impl FromBytes for abi::Bench {}
-// SAFETY: as above.
-unsafe impl AsBytes for abi::Bench {}
+/// Lets the ABI structures be read from and written to user memory.
+macro_rules! abi_bytes {
+    ($($t:ident),* $(,)?) => {$(
+        // SAFETY: the ABI structures are `#[repr(C)]`, made only of
+        // integers and arrays of integers, with no padding (their sizes are
+        // asserted in `abi.rs`): every bit pattern is valid and no byte is
+        // uninitialised.
+        unsafe impl FromBytes for abi::$t {}
+        // SAFETY: as above.
+        unsafe impl AsBytes for abi::$t {}
+    )*};
+}
+
+abi_bytes!(
+    Version, DeviceList, DeviceInfo, ConnectReq, ListenReq, AcceptReq, ConnInfo, Xfer, Expose,
+    Revoke, WindowIo, Rdma, AtomicOp, Bench,
+);
 
 /// The misc device's file operations.
 pub(crate) struct RdmaKrustDev;
@@ -133,6 +106,22 @@ fn read_arg<T: FromBytes>(arg: usize) -> Result<T> {
     UserSlice::new(arg, size_of::<T>()).reader().read()
 }
 
+/// Writes an ioctl's result structure.
+fn write_arg<T: AsBytes>(arg: usize, v: &T) -> Result<isize> {
+    UserSlice::new(arg, size_of::<T>()).writer().write(v)?;
+    Ok(0)
+}
+
+/// An `_IOWR` command: reads its structure, lets `f` fill in the outputs,
+/// and writes the structure back only if `f` succeeded.
+fn inout<T: FromBytes + AsBytes>(arg: usize, f: impl FnOnce(&mut T) -> Result) -> Result<isize> {
+    let (mut r, mut w) = UserSlice::new(arg, size_of::<T>()).reader_writer();
+    let mut v: T = r.read()?;
+    f(&mut v)?;
+    w.write(&v)?;
+    Ok(0)
+}
+
 impl Session {
     fn version(&self, arg: usize) -> Result<isize> {
         let mut v = abi::Version {
@@ -143,105 +132,81 @@ impl Session {
         for (slot, &cmd) in v.cmds.iter_mut().zip(abi::ALL_CMDS) {
             *slot = cmd;
         }
-        UserSlice::new(arg, size_of::<abi::Version>())
-            .writer()
-            .write(&v)?;
-        Ok(0)
+        write_arg(arg, &v)
     }
 
     fn list_devices(&self, arg: usize) -> Result<isize> {
-        let (mut reader, mut writer) =
-            UserSlice::new(arg, size_of::<abi::DeviceList>()).reader_writer();
-        let mut req: abi::DeviceList = reader.read()?;
-        if req.reserved != 0 || req.capacity > abi::MAX_LIST_CAPACITY {
-            return Err(EINVAL);
-        }
-
-        let devices = self.registry.devices()?;
-        let n = devices.len().min(req.capacity as usize);
-        if n > 0 {
-            let mut out =
-                UserSlice::new(req.devices as usize, n * size_of::<abi::DeviceInfo>()).writer();
-            for dev in &devices[..n] {
-                out.write(dev.info())?;
+        inout(arg, |req: &mut abi::DeviceList| {
+            if req.reserved != 0 || req.capacity > abi::MAX_LIST_CAPACITY {
+                return Err(EINVAL);
             }
-        }
-        req.count = devices.len() as u32;
-        writer.write(&req)?;
-        Ok(0)
+            let devices = self.registry.devices()?;
+            let n = devices.len().min(req.capacity as usize);
+            if n > 0 {
+                let mut out =
+                    UserSlice::new(req.devices as usize, n * size_of::<abi::DeviceInfo>()).writer();
+                for dev in &devices[..n] {
+                    out.write(dev.info())?;
+                }
+            }
+            req.count = devices.len() as u32;
+            Ok(())
+        })
     }
 
     fn connect(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::ConnectReq>()).reader_writer();
-        let mut req: abi::ConnectReq = r.read()?;
-        req.info = self.conn.connect(&req)?;
-        w.write(&req)?;
-        Ok(0)
+        inout(arg, |req: &mut abi::ConnectReq| {
+            req.info = self.conn.connect(req)?;
+            Ok(())
+        })
     }
 
     fn listen(&self, arg: usize) -> Result<isize> {
-        let req: abi::ListenReq = UserSlice::new(arg, size_of::<abi::ListenReq>())
-            .reader()
-            .read()?;
-        self.conn.listen(&req)?;
+        self.conn.listen(&read_arg(arg)?)?;
         Ok(0)
     }
 
     fn accept(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::AcceptReq>()).reader_writer();
-        let mut req: abi::AcceptReq = r.read()?;
-        if req.reserved != 0 {
-            return Err(EINVAL);
-        }
-        req.info = self.conn.accept(req.timeout_ms)?;
-        w.write(&req)?;
-        Ok(0)
+        inout(arg, |req: &mut abi::AcceptReq| {
+            if req.reserved != 0 {
+                return Err(EINVAL);
+            }
+            req.info = self.conn.accept(req.timeout_ms)?;
+            Ok(())
+        })
     }
 
     fn conn_info(&self, arg: usize) -> Result<isize> {
-        UserSlice::new(arg, size_of::<abi::ConnInfo>())
-            .writer()
-            .write(&self.conn.info())?;
-        Ok(0)
+        write_arg(arg, &self.conn.info())
     }
 
     fn send(&self, arg: usize) -> Result<isize> {
-        let x: abi::Xfer = UserSlice::new(arg, size_of::<abi::Xfer>())
-            .reader()
-            .read()?;
-        self.conn.send(&x)?;
+        self.conn.send(&read_arg(arg)?)?;
         Ok(0)
     }
 
     fn recv(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Xfer>()).reader_writer();
-        let mut x: abi::Xfer = r.read()?;
-        x.len = self.conn.recv(&x)?;
-        w.write(&x)?;
-        Ok(0)
+        inout(arg, |x: &mut abi::Xfer| {
+            x.len = self.conn.recv(x)?;
+            Ok(())
+        })
     }
 
     fn expose(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Expose>()).reader_writer();
-        let mut e: abi::Expose = r.read()?;
-        (e.addr, e.rkey, e.id) = self.conn.expose(&e)?;
-        w.write(&e)?;
-        Ok(0)
+        inout(arg, |e: &mut abi::Expose| {
+            (e.addr, e.rkey, e.id) = self.conn.expose(e)?;
+            Ok(())
+        })
     }
 
     fn atomic(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::AtomicOp>()).reader_writer();
-        let mut a: abi::AtomicOp = r.read()?;
-        a.result = self.conn.atomic(&a)?;
-        w.write(&a)?;
-        Ok(0)
+        inout(arg, |a: &mut abi::AtomicOp| {
+            a.result = self.conn.atomic(a)?;
+            Ok(())
+        })
     }
 
     fn bench(&self, arg: usize) -> Result<isize> {
-        let (mut r, mut w) = UserSlice::new(arg, size_of::<abi::Bench>()).reader_writer();
-        let mut b: abi::Bench = r.read()?;
-        self.conn.bench(&mut b)?;
-        w.write(&b)?;
-        Ok(0)
+        inout(arg, |b: &mut abi::Bench| self.conn.bench(b))
     }
 }
