@@ -117,6 +117,13 @@ impl SetupData {
         }
         Ok(Some(Self { recv_depth }))
     }
+
+    /// The peer's receive depth from the private data `b` it connected or
+    /// accepted with: its setup data's, or [`RECV_DEPTH`] if it sent none
+    /// ([`Self::decode`]).
+    pub fn peer_depth(b: &[u8]) -> Result<u32, WireFault> {
+        Ok(Self::decode(b)?.map_or(RECV_DEPTH, |s| s.recv_depth))
+    }
 }
 
 /// Wire-header flag: first fragment of a message.

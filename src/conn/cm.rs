@@ -190,11 +190,7 @@ impl Conn {
     /// sent to it yet), so any it did must still fit its depth. `EPROTO`
     /// for bad setup data or such a grant.
     pub(super) fn learn_peer(st: &mut St, private_data: &[u8]) -> Result {
-        let depth = match abi::SetupData::decode(private_data) {
-            Ok(Some(s)) => s.recv_depth,
-            Ok(None) => RECV_DEPTH,
-            Err(_) => return Err(errno::EPROTO()),
-        };
+        let depth = abi::SetupData::peer_depth(private_data).map_err(|_| errno::EPROTO())?;
         let credits = st
             .msg
             .credits

@@ -438,11 +438,7 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
             // Bad setup data in the request: refused, and no connection.
             Err(e) if r.lie == Lie::BadSetup => {
                 let (_dev, verdict) = module.join().expect("module side panicked");
-                let errno = e
-                    .root_cause()
-                    .downcast_ref::<std::io::Error>()
-                    .and_then(std::io::Error::raw_os_error);
-                if errno != Some(libc::ECONNREFUSED) {
+                if !crate::exit::is_errno(&e, libc::ECONNREFUSED) {
                     bail!(
                         "{:?}, {side:?}: the connect failed with {e:#}, not ECONNREFUSED",
                         r.lie

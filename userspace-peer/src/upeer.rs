@@ -258,11 +258,9 @@ unsafe fn peer_depth(id: *mut rdma_cm_id) -> Result<u32> {
             }
         }
     };
-    match abi::SetupData::decode(data) {
-        Ok(Some(s)) => Ok(s.recv_depth),
-        Ok(None) => Ok(abi::RECV_DEPTH),
-        Err(_) => Err(io::Error::from_raw_os_error(libc::EPROTO)).context("bad setup data"),
-    }
+    abi::SetupData::peer_depth(data)
+        .map_err(|_| io::Error::from_raw_os_error(libc::EPROTO))
+        .context("bad setup data")
 }
 
 /// The device's `max_qp_rd_atom` and `max_qp_init_rd_atom`.

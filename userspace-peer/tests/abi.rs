@@ -322,6 +322,10 @@ fn setup_data_round_trip_and_refusals() {
     assert_eq!(SetupData::decode(&[]), Ok(None));
     assert_eq!(SetupData::decode(&[0; 56]), Ok(None));
     assert_eq!(SetupData::decode(b"RX"), Ok(None));
+    // Which is what `peer_depth` takes: the default depth.
+    assert_eq!(SetupData::peer_depth(&[0; 56]), Ok(abi::RECV_DEPTH));
+    assert_eq!(SetupData::peer_depth(&padded), Ok(6));
+    assert_eq!(SetupData::peer_depth(&b[..7]), Err(Setup));
     // "RK" and anything wrong after it costs the connection.
     assert_eq!(SetupData::decode(&b[..7]), Err(Setup), "short");
     for (i, v) in [(2, 2), (3, 1)] {
