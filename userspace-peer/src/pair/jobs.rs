@@ -10,7 +10,8 @@
 //!
 //! - `req.N`: the driver asks for job N, a `sh -c` command line;
 //! - `out.N`: the job's stdout and stderr, as it runs;
-//! - `rc.N`: its exit status once it ended (128 + signal if killed);
+//! - `rc.N`: its exit status once it ended, the shell's, written when no
+//!   process of its group is left (128 + signal if killed);
 //! - `kill.N`: the driver asks the agent to kill job N's process group;
 //! - `ready`: the agent is up; `stop`: the agent should end.
 
@@ -46,6 +47,23 @@ fn start(cmd: &str, out: &Path) -> Result<Child> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("spawn {cmd}"))
+}
+
+/// Whether the process group `pgid` has no process left. A job is its
+/// whole group: `sh -c` keeps running what it started as children, and a
+/// signal to the group can end the shell before them (dash dies of
+/// SIGUSR1 at once while the tool it runs still reports its `EINTR`).
+fn group_gone(pgid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    let r = unsafe { libc::kill(-(pgid as i32), 0) };
+    r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// The exit status of `c`'s shell once its whole process group is gone
+/// (whatever the shell's children print is in the output by then).
+fn group_ended(c: &mut Child) -> Result<Option<std::process::ExitStatus>> {
+    let pgid = c.id();
+    Ok(c.try_wait()?.filter(|_| group_gone(pgid)))
 }
 
 /// Exit status as a number: the code, or 128 + the signal.
@@ -86,7 +104,7 @@ pub fn agent(dir: &Path) -> Result<()> {
                 // SAFETY: as above.
                 unsafe { libc::kill(-(c.id() as i32), libc::SIGKILL) };
             }
-            if let Some(s) = c.try_wait()? {
+            if let Some(s) = group_ended(c)? {
                 put(dir, &format!("rc.{n}"), &status_code(s).to_string())?;
                 ended.push(*n);
             }
@@ -169,7 +187,7 @@ impl Job {
     /// Its exit status, if it ended.
     fn try_rc(&mut self) -> Result<Option<i32>> {
         match &mut self.kill {
-            Kill::Local(c) => Ok(c.try_wait()?.map(status_code)),
+            Kill::Local(c) => Ok(group_ended(c)?.map(status_code)),
             Kill::Remote(_) => Ok(fs::read_to_string(&self.rc)
                 .ok()
                 .and_then(|s| s.trim().parse().ok())),
@@ -246,5 +264,40 @@ impl Job {
             // SAFETY: plain syscall on our own child's process group.
             unsafe { libc::kill(-(c.id() as i32), sig) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flake of `silent_peer_waits_end` in CI: SIGUSR1 to a job's group
+    /// ended its shell at once, and the job counted as done before the
+    /// process it ran had printed how its wait ended.
+    #[test]
+    fn a_signalled_job_ends_with_its_whole_group() {
+        let dir = std::env::temp_dir().join(format!("krust-jobs-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let host = Host::Local(dir.clone());
+        // The inner shell stands for the tool: it handles SIGUSR1, reports
+        // it a little later and exits; the job's own shell dies of it.
+        let mut job = host
+            .spawn(
+                1,
+                "signalled",
+                "sh -c 'trap \"sleep 0.3; echo interrupted; exit 3\" USR1; \
+                 echo waiting; sleep 30 & wait'",
+            )
+            .unwrap();
+        job.wait_for("waiting", Duration::from_secs(10)).unwrap();
+        job.signal(libc::SIGUSR1);
+        let (rc, out) = job.wait(Duration::from_secs(20)).unwrap();
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(
+            rc,
+            128 + libc::SIGUSR1,
+            "the job's shell dies of the signal"
+        );
+        assert!(out.contains("interrupted"), "output: {out:?}");
     }
 }
