@@ -1023,8 +1023,10 @@ test_device_removal_tears_down_listener() {
 
 # The device is deleted while two kernel connections on it move 1 MiB
 # messages: both sides fail with a clear errno (ENODEV, or ECONNRESET for a
-# side that saw the flush first), both processes exit and close their
-# fds, the device goes promptly, and the module unloads clean later.
+# side that saw the flush first or whose post siw refused), both processes
+# exit and close their fds, the device goes promptly, and the module
+# unloads clean later. Guards the post refusal: ENOTCONN in 3 of 40 runs
+# on siw before it.
 test_device_deleted_mid_traffic() {
 	ensure_loaded
 	veth_dev ${PROV}6 6 198.51.100.9
@@ -1380,7 +1382,9 @@ test_peer_killed_mid_transfer() {
 	fi
 	out=$(tail -1 /tmp/killed.out)
 	echo "  after $(grep -c '^ok ' /tmp/killed.out) messages: $out"
-	grep -qE 'Connection reset by peer|Transport endpoint is not connected' <<<"$out" || fail "unexpected: $out"
+	# Not ENOTCONN: a post siw refuses (its QP closing) closes the
+	# connection with ECONNRESET instead of passing siw's errno on.
+	grep -q 'Connection reset by peer' <<<"$out" || fail "unexpected: $out"
 }
 
 # KRUST_READ_KILL_ROUNDS (40) times: a module file READs from another

@@ -191,12 +191,13 @@ impl Conn {
             let qp = ep.qp().ok_or_else(|| self.no_qp())?;
             return qp
                 .post_read_into(self, w, sink, len, remote_addr, rkey, false)
-                .map_err(|(e, _)| e);
+                .map_err(|(e, _)| self.post_failed(&ep, e));
         }
         let w = self.bench_work(gen, idx, Some(buf.ok_or(EIO)?), len);
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        qp.post_send(self, w, op).map_err(|(e, _)| e)
+        qp.post_send(self, w, op)
+            .map_err(|(e, _)| self.post_failed(&ep, e))
     }
 
     /// The context of step `idx` of generation `gen`, with the step's
@@ -227,7 +228,8 @@ impl Conn {
     fn bench_post_prepared(&self, p: PreparedSend<Conn>) -> Result {
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        qp.post_prepared(p).map_err(|(e, _)| e)
+        qp.post_prepared(p)
+            .map_err(|(e, _)| self.post_failed(&ep, e))
     }
 
     /// READ sinks for a benchmark on iWARP, one per operation in flight,

@@ -514,6 +514,36 @@ impl Conn {
         }
     }
 
+    /// The error of a post that failed, `e`, with `ep` held. `ENOMEM` and
+    /// `ENOBUFS` are this side's (a work box, a queue slot) and are the
+    /// caller's to see. Anything else is the provider refusing work: it
+    /// does that only for a QP that left RTS (siw's `ENOTCONN` while a
+    /// state change holds the QP or once it closes, rxe's `EINVAL`), so
+    /// the connection can carry nothing more. It closes with `ECONNRESET`,
+    /// unless it closed already, and hangs up so the peer learns it; the
+    /// caller gets the closing errno, never the provider's.
+    fn post_failed(&self, ep: &Ep, e: Error) -> Error {
+        if e == ENOMEM || e == errno::ENOBUFS() {
+            return e;
+        }
+        let err = {
+            let mut st = self.st.lock();
+            match st.state {
+                abi::state::CONNECTED => {
+                    pr_debug!("the provider refused a post ({:?}): closing\n", e);
+                    st.msg.hang_up = true;
+                    self.close_locked(&mut st, errno::ECONNRESET());
+                    Self::closed_error(&st)
+                }
+                abi::state::CLOSED => Self::closed_error(&st),
+                // Still connecting: the setup fails with it.
+                _ => return e,
+            }
+        };
+        self.hang_up_if_owed(ep);
+        err
+    }
+
     fn closed_error(st: &St) -> Error {
         st.error.unwrap_or(errno::ENOTCONN())
     }

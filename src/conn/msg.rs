@@ -156,7 +156,7 @@ impl Conn {
                 if let Some(buf) = buf {
                     self.st.lock().keep_for_repost(buf);
                 }
-                return Err(e);
+                return Err(self.post_failed(&ep, e));
             }
             self.st.lock().msg.pending_grant += 1;
         }
@@ -188,7 +188,7 @@ impl Conn {
                 .ok_or(EINVAL)?
                 .copy_from_slice(&hdr.encode());
             qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send)
-                .map_err(|(e, _)| e)
+                .map_err(|(e, _)| self.post_failed(&ep, e))
         });
         if r.is_err() {
             // Nothing went out: the credit, the grant and the peer's plea
@@ -376,10 +376,12 @@ impl Conn {
             if let Err((e, _)) = qp.post_prepared(p) {
                 // Those not posted will not complete; the rest of `ready`
                 // is dropped unposted, slots and buffers freed.
-                let mut st = self.st.lock();
-                st.msg.sends_inflight -= (frags - i) as u32;
-                st.msg.credits += (frags - i) as u32;
-                return Err(e);
+                {
+                    let mut st = self.st.lock();
+                    st.msg.sends_inflight -= (frags - i) as u32;
+                    st.msg.credits += (frags - i) as u32;
+                }
+                return Err(self.post_failed(&ep, e));
             }
         }
         Ok(())
@@ -455,7 +457,7 @@ impl Conn {
             match ep.qp() {
                 Some(qp) => qp
                     .post_send(self, Work::Send(buf, len), SendOp::Send)
-                    .map_err(|(e, _)| e),
+                    .map_err(|(e, _)| self.post_failed(&ep, e)),
                 None => Err(self.no_qp()),
             }
         };

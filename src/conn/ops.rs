@@ -123,7 +123,7 @@ impl Conn {
                     }
                 };
                 if let Err((e, _)) = r {
-                    result = Err(e);
+                    result = Err(self.post_failed(&ep, e));
                     break;
                 }
                 posted += 1;

@@ -22,6 +22,7 @@ macro_rules! errnos {
 errnos!(
     ECONNREFUSED,
     ECONNRESET,
+    ENOBUFS,
     ECONNABORTED,
     ETIMEDOUT,
     ENOTCONN,
