@@ -14,14 +14,14 @@ use super::*;
 impl Conn {
     /// Leaves the idle state for `next` (connecting or listening), with the
     /// connection flags of the request.
-    pub(super) fn begin(&self, flags: u32, next: u32) -> Result {
+    pub(super) fn begin(&self, flags: u32, next: State) -> Result {
         if flags & !(abi::CONN_RAW | abi::CONN_POLL | abi::CONN_SPIN) != 0
             || flags & (abi::CONN_POLL | abi::CONN_SPIN) == abi::CONN_SPIN
         {
             return Err(EINVAL);
         }
         let mut st = self.st.lock();
-        if st.state != abi::state::IDLE {
+        if st.state != State::Idle {
             return Err(errno::EISCONN());
         }
         st.state = next;
@@ -35,14 +35,14 @@ impl Conn {
     pub(crate) fn connect(self: &Arc<Self>, req: &abi::ConnectReq) -> Result<abi::ConnInfo> {
         let dst = sockaddr(&req.dst)?;
         let t = transport_of(&req.transport, false, req.flags & abi::CONN_RAW != 0)?;
-        self.begin(req.flags, abi::state::CONNECTING)?;
+        self.begin(req.flags, State::Connecting)?;
         let r = self.connect_steps(&dst, req, &t);
         if let Err(e) = r {
             let mut st = self.st.lock();
             self.close_locked(&mut st, e);
             // The connect's own error, not what tearing down its QP caused
             // (its flushed receives may have closed the connection first).
-            st.error = Some(e);
+            st.state = State::Closed(e);
             st.info.error = (-e.to_errno()) as u32;
         }
         r.map(|()| self.info())
@@ -74,8 +74,8 @@ impl Conn {
         let param = self.prepare(&mut id, &dev, resp, init, t)?;
         id.connect(&param)?;
         self.wait(timeout, |st| match st.state {
-            abi::state::CONNECTED => Some(Ok(())),
-            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            State::Connected => Some(Ok(())),
+            State::Closed(e) => Some(Err(e)),
             _ => None,
         })?;
         if let Some(qp) = id.qp() {
@@ -97,8 +97,8 @@ impl Conn {
 
     pub(super) fn wait_cm(&self, ms: u32, want: CmEventKind) -> Result {
         self.wait(ms, |st| {
-            if st.state == abi::state::CLOSED {
-                return Some(Err(Self::closed_error(st)));
+            if let State::Closed(e) = st.state {
+                return Some(Err(e));
             }
             match st.cm_event.take() {
                 Some(e) if e == want => Some(Ok(())),
@@ -211,7 +211,7 @@ impl Conn {
         }
         let addr = sockaddr(&req.addr)?;
         let t = transport_of(&req.transport, true, req.flags & abi::CONN_RAW != 0)?;
-        self.begin(req.flags, abi::state::LISTENING)?;
+        self.begin(req.flags, State::Listening)?;
         {
             let mut st = self.st.lock();
             st.listen_caps = (req.responder_resources, req.initiator_depth);
@@ -224,7 +224,7 @@ impl Conn {
         let l = match listener {
             Ok(l) => l,
             Err(e) => {
-                self.st.lock().state = abi::state::IDLE;
+                self.st.lock().state = State::Idle;
                 return Err(e);
             }
         };
@@ -258,13 +258,13 @@ impl Conn {
     pub(crate) fn accept(&self, timeout_ms: u32) -> Result<abi::ConnInfo> {
         {
             let st = self.st.lock();
-            if st.state == abi::state::IDLE {
+            if st.state == State::Idle {
                 return Err(EINVAL);
             }
         }
         let r = self.wait(timeout_of(timeout_ms), |st| match st.state {
-            abi::state::CONNECTED => Some(Ok(())),
-            abi::state::CLOSED => Some(Err(Self::closed_error(st))),
+            State::Connected => Some(Ok(())),
+            State::Closed(e) => Some(Err(e)),
             _ => None,
         });
         if r.is_ok() {
@@ -320,10 +320,10 @@ impl Conn {
     pub(super) fn on_request(self: &Arc<Self>, hid: &HandlerId<'_, Self>, ev: &CmEvent) {
         let (caps, t) = {
             let mut st = self.st.lock();
-            if st.state != abi::state::LISTENING {
+            if st.state != State::Listening {
                 return; // Not adopted: rdma_cm rejects it.
             }
-            st.state = abi::state::CONNECTING;
+            st.state = State::Connecting;
             (st.listen_caps, st.listen_transport)
         };
         let r = hid.adopt().and_then(|mut child| {
@@ -410,7 +410,7 @@ impl Conn {
     pub(crate) fn disconnect(&self) -> Result {
         {
             let st = self.st.lock();
-            if st.state != abi::state::CONNECTED {
+            if st.state != State::Connected {
                 return Err(errno::ENOTCONN());
             }
         }
@@ -487,8 +487,8 @@ impl Conn {
                         self.close_locked(&mut st, e);
                     }
                 }
-                if st.state == abi::state::CONNECTING {
-                    st.state = abi::state::CONNECTED;
+                if st.state == State::Connecting {
+                    st.state = State::Connected;
                 }
             }
             CmEventKind::AddrError | CmEventKind::RouteError => {

@@ -117,10 +117,36 @@ impl WorkCtx for Work {
     }
 }
 
+/// Where a connection is in its life; `ConnInfo::state` reports it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Idle,
+    /// `IOCTL_LISTEN` done, no connection adopted yet.
+    Listening,
+    /// Resolving, connecting or accepting.
+    Connecting,
+    /// Operations are allowed.
+    Connected,
+    /// For good, with the errno that closed it.
+    Closed(Error),
+}
+
+impl State {
+    /// The state's number in the ABI (`abi::state`).
+    fn abi(self) -> u32 {
+        match self {
+            State::Idle => abi::state::IDLE,
+            State::Listening => abi::state::LISTENING,
+            State::Connecting => abi::state::CONNECTING,
+            State::Connected => abi::state::CONNECTED,
+            State::Closed(_) => abi::state::CLOSED,
+        }
+    }
+}
+
 /// State shared with completions and cm events.
 struct St {
-    state: u32,
-    error: Option<Error>,
+    state: State,
     /// The last cm event the connect path waits for.
     cm_event: Option<CmEventKind>,
     /// rdma_cm reported the connection's end (`DISCONNECTED`: the peer's
@@ -354,8 +380,7 @@ impl Conn {
         Arc::pin_init(
             pin_init!(Self {
                 st <- new_mutex!(St {
-                    state: abi::state::IDLE,
-                    error: None,
+                    state: State::Idle,
                     cm_event: None,
                     cm_closed: false,
                     peer_closed: false,
@@ -507,11 +532,7 @@ impl Conn {
     /// `ENOTCONN` if it never connected. Takes `st`, so it may be called
     /// with `ep` held, not with `st`.
     fn no_qp(&self) -> Error {
-        let st = self.st.lock();
-        match st.state {
-            abi::state::CLOSED => Self::closed_error(&st),
-            _ => errno::ENOTCONN(),
-        }
+        Self::closed_error(&self.st.lock())
     }
 
     /// The error of a post that failed, `e`, with `ep` held. `ENOMEM` and
@@ -529,13 +550,13 @@ impl Conn {
         let err = {
             let mut st = self.st.lock();
             match st.state {
-                abi::state::CONNECTED => {
+                State::Connected => {
                     pr_debug!("the provider refused a post ({:?}): closing\n", e);
                     st.msg.hang_up = true;
                     self.close_locked(&mut st, errno::ECONNRESET());
                     Self::closed_error(&st)
                 }
-                abi::state::CLOSED => Self::closed_error(&st),
+                State::Closed(closed) => closed,
                 // Still connecting: the setup fails with it.
                 _ => return e,
             }
@@ -544,14 +565,18 @@ impl Conn {
         err
     }
 
+    /// The errno that closed the connection, `ENOTCONN` if it is not
+    /// closed.
     fn closed_error(st: &St) -> Error {
-        st.error.unwrap_or(errno::ENOTCONN())
+        match st.state {
+            State::Closed(e) => e,
+            _ => errno::ENOTCONN(),
+        }
     }
 
     fn close_locked(&self, st: &mut St, err: Error) {
-        if st.state != abi::state::CLOSED {
-            st.state = abi::state::CLOSED;
-            st.error = Some(err);
+        if !matches!(st.state, State::Closed(_)) {
+            st.state = State::Closed(err);
             st.info.error = (-err.to_errno()) as u32;
         }
         self.cv.notify_all();
@@ -574,7 +599,7 @@ impl Conn {
     pub(crate) fn info(&self) -> abi::ConnInfo {
         let st = self.st.lock();
         let mut info = st.info;
-        info.state = st.state;
+        info.state = st.state.abi();
         info.credits = st.msg.credits;
         info
     }
@@ -644,9 +669,8 @@ impl Conn {
 
     fn require_connected(st: &St) -> Result {
         match st.state {
-            abi::state::CONNECTED => Ok(()),
-            abi::state::CLOSED => Err(Self::closed_error(st)),
-            _ => Err(errno::ENOTCONN()),
+            State::Connected => Ok(()),
+            _ => Err(Self::closed_error(st)),
         }
     }
 }

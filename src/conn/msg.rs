@@ -409,13 +409,10 @@ impl Conn {
         });
         match r {
             // Not completed in time on a closed connection: its errno.
-            Err(e) if e == errno::ETIMEDOUT() => {
-                let st = self.st.lock();
-                match st.state {
-                    abi::state::CLOSED => Err(Self::closed_error(&st)),
-                    _ => Err(e),
-                }
-            }
+            Err(e) if e == errno::ETIMEDOUT() => match self.st.lock().state {
+                State::Closed(closed) => Err(closed),
+                _ => Err(e),
+            },
             r => r,
         }
     }
@@ -497,7 +494,7 @@ impl Conn {
                 if let Some(e) = Self::receiver_closed(st) {
                     return Some(Err(e));
                 }
-                if st.msg.repost.len() > 0 && st.state == abi::state::CONNECTED {
+                if st.msg.repost.len() > 0 && st.state == State::Connected {
                     return Some(Ok(None));
                 }
                 None
