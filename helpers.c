@@ -9,7 +9,6 @@
  * and for one that does not (or with KRUST_OWN_RDMA=1, see Kbuild), the
  * module builds the same file.
  */
-#include <linux/fs.h>
 #include <linux/ratelimit.h>
 
 #include "bindings/helpers.h"
@@ -37,10 +36,3 @@ bool rkrust_ratelimit(void)
 {
 	return __ratelimit(&rkrust_ratelimit_state);
 }
-
-/*
- * A C table entry: compat_ptr_ioctl() is a function with CONFIG_COMPAT and a
- * NULL macro without it.
- */
-long (*const rkrust_compat_ptr_ioctl)(struct file *, unsigned int,
-				      unsigned long) = compat_ptr_ioctl;

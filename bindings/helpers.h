@@ -14,8 +14,4 @@ void rkrust_yield(void);
 void rkrust_cond_resched(void);
 bool rkrust_ratelimit(void);
 
-struct file;
-extern long (*const rkrust_compat_ptr_ioctl)(struct file *, unsigned int,
-					     unsigned long);
-
 #endif /* RDMA_KRUST_HELPERS_H */

@@ -114,21 +114,10 @@ impl<T: MiscDevice> MiscRegistration<T> {
             GFP_KERNEL,
         )?;
 
-        // SAFETY: zero is a valid `file_operations` (every operation absent).
-        let mut fops: bindings::file_operations = unsafe { core::mem::zeroed() };
+        // The callbacks are `T`'s, chosen at compile time; the owner is the
+        // one field a constant cannot know.
+        let mut fops = FileOps::<T>::TABLE;
         fops.owner = module.as_ptr().cast();
-        fops.open = Some(open_callback::<T>);
-        fops.release = Some(release_callback::<T>);
-        if T::HAS_IOCTL {
-            fops.unlocked_ioctl = Some(ioctl_callback::<T>);
-        }
-        if T::HAS_COMPAT_IOCTL {
-            fops.compat_ioctl = Some(compat_ioctl_callback::<T>);
-        } else if T::HAS_IOCTL {
-            // SAFETY: a constant of `helpers.c`: `compat_ptr_ioctl`, or
-            // `None` on a kernel without `CONFIG_COMPAT`.
-            fops.compat_ioctl = unsafe { bindings::rkrust_compat_ptr_ioctl };
-        }
         // SAFETY: `inner.fops` is valid for writes and not yet shared.
         unsafe { inner.fops.get().write(fops) };
 
@@ -147,6 +136,34 @@ impl<T: MiscDevice> MiscRegistration<T> {
         // INVARIANT: registered just above.
         Ok(Self { inner })
     }
+}
+
+/// The `file_operations` of a [`MiscRegistration<T>`], built at compile
+/// time as upstream's `miscdevice.rs` builds its `VTABLE`: the trampolines
+/// of `T`, and only those `T` implements.
+struct FileOps<T>(core::marker::PhantomData<T>);
+
+impl<T: MiscDevice> FileOps<T> {
+    const TABLE: bindings::file_operations = bindings::file_operations {
+        open: Some(open_callback::<T>),
+        release: Some(release_callback::<T>),
+        unlocked_ioctl: if T::HAS_IOCTL {
+            Some(ioctl_callback::<T>)
+        } else {
+            None
+        },
+        #[cfg(CONFIG_COMPAT)]
+        compat_ioctl: if T::HAS_COMPAT_IOCTL {
+            Some(compat_ioctl_callback::<T>)
+        } else if T::HAS_IOCTL {
+            // The 64-bit handler, with the argument as a pointer.
+            Some(bindings::compat_ptr_ioctl)
+        } else {
+            None
+        },
+        // SAFETY: zero is a valid `file_operations` (every operation absent).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
 }
 
 impl<T: MiscDevice> Drop for MiscRegistration<T> {
