@@ -15,9 +15,9 @@ use super::{
 use crate::abi;
 use crate::kapi::{
     dma::{DeviceBuf, Direction},
-    misc,
     mr::{Access, Region},
     qp::SendOp,
+    sched,
     work::PreparedSend,
 };
 use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
@@ -635,7 +635,7 @@ impl Conn {
         const REAP_EVERY: u32 = 8;
         // Jiffies for the deadline: ktime_get() is read only once the tag
         // is there (under TCG each read is an exit to QEMU's HPET).
-        let start = misc::jiffies();
+        let start = sched::jiffies();
         let limit = kernel::time::msecs_to_jiffies(timeout);
         let mut looks = 0u32;
         loop {
@@ -656,7 +656,7 @@ impl Conn {
                 }
                 st.spin
             };
-            if misc::jiffies().wrapping_sub(start) >= limit {
+            if sched::jiffies().wrapping_sub(start) >= limit {
                 return Err(errno::ETIMEDOUT());
             }
             if kernel::current!().signal_pending() {

@@ -393,7 +393,7 @@ impl Conn {
         let param = self.prepare(child, &dev, resp, init, t)?;
         let mut st = self.st.lock();
         Self::learn_peer(&mut st, ev.private_data.as_bytes()).inspect_err(|_| {
-            if misc::ratelimit() {
+            if sched::ratelimit() {
                 pr_warn!("peer sent bad setup data: refusing its connection\n");
             }
         })?;
@@ -480,7 +480,7 @@ impl Conn {
                 // (the passive side did from the request).
                 if st.msg.peer_depth == 0 {
                     if let Err(e) = Self::learn_peer(&mut st, ev.private_data.as_bytes()) {
-                        if misc::ratelimit() {
+                        if sched::ratelimit() {
                             pr_warn!("peer sent bad setup data: closing its connection\n");
                         }
                         st.msg.hang_up = true;

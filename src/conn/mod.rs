@@ -39,10 +39,11 @@ use crate::kapi::{
     cq::PollContext,
     device::DeviceRef,
     dma::{CpuBuf, DeviceBuf, Direction},
-    errno, misc,
+    errno,
     mr::{Access, Region},
     pd::Pd,
     qp::{Qp, QpCaps, SendOp},
+    sched,
     wc::Wc,
     work::{CompletionHandler, SgeList, WorkCtx},
     OWNER,
@@ -446,7 +447,7 @@ impl Conn {
     ) -> Result<T> {
         // Jiffies, not ktime: this runs on every pass of the loop, and
         // ktime_get() reads the clocksource (the emulated HPET under TCG).
-        let start = misc::jiffies();
+        let start = sched::jiffies();
         let timeout = msecs_to_jiffies(ms);
         let spin = msecs_to_jiffies(abi::POLL_SPIN_US.div_ceil(1000)).max(1);
         let mut last_seen = start;
@@ -456,7 +457,7 @@ impl Conn {
             if let Some(r) = f(&mut st) {
                 return r;
             }
-            let now = misc::jiffies();
+            let now = sched::jiffies();
             if now.wrapping_sub(start) >= timeout {
                 return Err(errno::ETIMEDOUT());
             }
@@ -483,9 +484,9 @@ impl Conn {
     /// `abi::CONN_SPIN` gives it up only if the scheduler asks.
     fn pass(spinning: bool) {
         if spinning {
-            misc::cond_resched();
+            sched::cond_resched();
         } else {
-            misc::yield_now();
+            sched::yield_now();
         }
     }
 

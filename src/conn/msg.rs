@@ -601,7 +601,7 @@ impl Conn {
         st.msg.wire_broken = true;
         st.msg.fail_qp = true;
         st.msg.hang_up = true;
-        if misc::ratelimit() {
+        if sched::ratelimit() {
             pr_warn!(
                 "peer broke the message protocol ({}; {} bytes: {:02x?}): closing its connection\n",
                 fault.as_str(),

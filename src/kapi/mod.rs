@@ -12,6 +12,7 @@
 //!   queues, protection domains, fast-registration regions and DMA-mapped
 //!   buffers, from the kernel (one source: `kernel/rust/kernel/rdma/`).
 //! - [`misc`]: a misc character device with Rust file operations.
+//! - [`sched`]: yielding, `jiffies` and log rate limiting.
 
 // The module's own bindings (`bindings/`): the misc device, its helpers,
 // and, on a kernel without the RDMA bindings of the rust-rdma series,
@@ -34,6 +35,7 @@ pub(crate) const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
 
 pub(crate) mod errno;
 pub(crate) mod misc;
+pub(crate) mod sched;
 
 // What the kernel::rdma series has moved into the kernel (one source:
 // `kernel/rust/kernel/rdma/`): the kernel's, where it carries the series;
