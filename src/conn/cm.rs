@@ -331,14 +331,9 @@ impl Conn {
                 Ok(param) => param,
                 Err(e) => return Err(self.refuse(hid, child, e)),
             };
-            // Accepted and kept under `ep`, so that a shutdown (the file
-            // closed, the device went) comes either before, and the request
-            // is refused unaccepted, or after, and finds the connection to
-            // tear down. Never between: an accepted child cannot be torn
-            // down inside its own handler on iWARP, where both the
-            // disconnect and the QP's destruction wait for the accept's
-            // ESTABLISHED event, which iw_cm delivers from the one ordered
-            // workqueue that is running this handler.
+            // Accepted and kept in one step under `ep`: on iWARP a child
+            // torn down inside its own handler waits for itself
+            // (providers.rst, listener_close_races_connect).
             let mut ep = self.ep.lock();
             if ep.sealed() {
                 drop(ep);
@@ -433,22 +428,12 @@ impl CmHandler for Conn {
             return;
         }
         if ev.kind == CmEventKind::Disconnected {
-            // The peer is gone or going: what this side posted will never be
-            // acknowledged. rdma_cm leaves the QP as it is; moving it to the
-            // error state flushes the posted work, so transport waits end
-            // now instead of after retries that may never run out (rxe's
-            // retry count 7 is "forever"). It may fail if this side
-            // disconnected first; then the QP is in that state already.
+            // Flush what was posted now, not after retries that may never
+            // run out: rdma_cm leaves the QP as it is. Fails harmlessly if
+            // this side disconnected first.
             let _ = id.disconnect();
-            // On iWARP `rdma_disconnect()` leaves the QP alone once the peer
-            // or the provider closed first (iw_cm's CLOSING or IDLE): the
-            // provider is to have failed it. siw 6.12 does not when it
-            // closes a stream itself after a failed transmit (a READ
-            // response, say: `siw_qp_cm_drop()` from `siw_sq_resume()`),
-            // which leaves the QP in RTS with transmission suspended, and
-            // what is posted on it never completes. Under `ep`, which keeps
-            // the QP from being destroyed meanwhile (`shutdown` takes it out
-            // under `ep`).
+            // siw can close its stream and leave the QP in RTS, where
+            // nothing completes (providers.rst). Under `ep`: the QP stays.
             let ep = this.ep.lock();
             if let Some(qp) = ep.qp() {
                 let _ = qp.fail();

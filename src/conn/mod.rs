@@ -689,13 +689,9 @@ impl CompletionHandler for Conn {
             }
             Work::Op { gen, idx, buf, .. } => Self::complete_op(&mut st, wc, gen, idx, buf),
         }
-        // The QP goes to the error state when the peer broke the protocol,
-        // and after any failed request (not a flushed one). Verbs put an RC
-        // QP there on any failed completion, but siw 6.12 does not when a
-        // request fails in its transmit path (`siw_qp_sq_process()`): it
-        // closes the stream and leaves the QP in RTS with transmission
-        // suspended, so what is posted afterwards never completes. In the
-        // error state every posted request completes, flushed.
+        // Into the error state after a protocol fault or a failed (not
+        // flushed) request, so everything posted completes: siw may leave
+        // the QP in RTS after a failed transmit (providers.rst).
         let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
