@@ -1299,9 +1299,11 @@ test_bench_smoke() {
 	awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "read --events: $j"
 	# Bandwidth, with perftest's BW peak from the module's per-message
 	# times: the whole run is one of the spans the peak is the best of, so
-	# peak >= average always; a steady run's best span is not much better
-	# than the whole (a peak over 3 times the average is a wrong peak, as
-	# the one-interval peak was, 16 times the average).
+	# peak >= average always. A wrong peak is far above the average (the
+	# one-interval peak was 16 times it); a stall of the guest lowers the
+	# average but not the best span (3.9 times on siw in CI with the host
+	# busy), so the bound is 8 times. The cargo tests check the peak's
+	# arithmetic against perftest's own loop.
 	for op in send write read; do
 		port=$((port + 1))
 		j=$(bench_pair $port --op $op --mode bw --size 65536 --iters 64 --depth 8)
@@ -1309,7 +1311,7 @@ test_bench_smoke() {
 		pk=$(json_num "$j" bw_peak)
 		echo "  bw $op: ${t} MB/sec, peak ${pk} MB/sec"
 		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 100000) }' || fail "bw $op: $j"
-		awk -v t="$t" -v p="$pk" 'BEGIN { exit !(p >= t * 0.9999 && p <= 3 * t) }' ||
+		awk -v t="$t" -v p="$pk" 'BEGIN { exit !(p >= t * 0.9999 && p <= 8 * t) }' ||
 			fail "bw $op: peak ${pk} against average ${t}: $j"
 	done
 }
