@@ -32,7 +32,7 @@ fn parse(line: &str) -> Result<Cli, String> {
 
 /// The repository's top directory.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The files of `dir` whose names end in `ext`, with their text, sorted.

@@ -45,7 +45,7 @@ fn tracked_folders(root: &Path) -> BTreeSet<String> {
 
 #[test]
 fn design_tree_matches_the_tree() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let design = std::fs::read_to_string(root.join("Documentation/design.rst"))
         .expect("read Documentation/design.rst");
     let entries = listed(&design);

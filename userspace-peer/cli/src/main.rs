@@ -4,7 +4,7 @@
 //! `/dev/rdma_krust`, and looks at the same RDMA devices through libibverbs.
 
 #[allow(dead_code)]
-#[path = "../../src/abi.rs"]
+#[path = "../../../src/abi.rs"]
 mod abi;
 mod addr;
 mod bench;

@@ -21,7 +21,7 @@
 //!   compiles with `clang -fsyntax-only` against the header.
 
 #[allow(dead_code)]
-#[path = "../../src/abi.rs"]
+#[path = "../../../src/abi.rs"]
 mod abi;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,7 +32,7 @@ use std::process::Command;
 
 /// The repository's root.
 fn root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize().unwrap_or(root)
 }
 

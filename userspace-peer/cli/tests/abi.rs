@@ -7,7 +7,7 @@
 //! this tool's at run time.
 
 #[allow(dead_code)]
-#[path = "../../src/abi.rs"]
+#[path = "../../../src/abi.rs"]
 mod abi;
 
 use std::mem::{align_of, offset_of, size_of};
@@ -270,7 +270,7 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
 fn compat32_uses_the_uapi_header() {
     let src = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../scripts/compat32.c"
+        "/../../scripts/compat32.c"
     ))
     .expect("scripts/compat32.c");
     assert!(
