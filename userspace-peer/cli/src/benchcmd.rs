@@ -14,14 +14,14 @@
 //! first, the listening side answers with its own, and both stop with a
 //! usage error when they differ.
 
-use crate::abi;
-use crate::addr;
-use crate::bench;
-use crate::ctl;
-use crate::exit::{self, usage};
-use crate::kdev::KrustDev;
-use crate::scenario::{self, Endpoint};
 use anyhow::{bail, Context, Result};
+use krust::abi;
+use krust::addr;
+use krust::bench;
+use krust::ctl;
+use krust::exit::{self, usage};
+use krust::kdev::KrustDev;
+use krust::scenario::{self, Endpoint};
 use std::fmt;
 
 /// perftest's `DEF_PORT`.
@@ -518,7 +518,7 @@ fn check_conn_device(info: &abi::ConnInfo, want: Option<&str>) -> Result<()> {
         name: info.device,
         ..Default::default()
     };
-    let got = crate::table::name(&d);
+    let got = krust::table::name(&d);
     if got != w {
         bail!(
             "-d {w}: the connection runs on {got}; the module takes the device \
@@ -678,7 +678,7 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
         println!(" {}", title(p));
         println!(
             " Device: {}  Number of qps: {n}  Iterations: {} per QP  TX depth: {}  Completions: {}",
-            crate::table::name(&d),
+            krust::table::name(&d),
             p.iters,
             p.depth,
             completions(p)
@@ -948,7 +948,7 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
         println!(" {}", title(p));
         println!(
             " Device: {}  Iterations: {}{}  Completions: {}",
-            crate::table::name(&d),
+            krust::table::name(&d),
             p.iters,
             if lat {
                 String::new()

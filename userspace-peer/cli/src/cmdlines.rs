@@ -420,14 +420,14 @@ fn documented_defaults_hold() {
     assert_eq!((p.sizes, p.iters, p.depth), (vec![65536], 5000, 16));
     assert_eq!(
         p.role,
-        benchcmd::Role::Connect(crate::addr::parse("192.0.2.2:18515").unwrap())
+        benchcmd::Role::Connect(krust::addr::parse("192.0.2.2:18515").unwrap())
     );
     // user-guide.rst: port 18515 on every address; 2 bytes, 1000
     // iterations for latency; bandwidth's depth 64, perftest's 128 capped.
     let p = bench("bench --op read");
     assert_eq!(
         p.role,
-        benchcmd::Role::Listen(crate::addr::parse("0.0.0.0:18515").unwrap())
+        benchcmd::Role::Listen(krust::addr::parse("0.0.0.0:18515").unwrap())
     );
     assert_eq!((p.sizes, p.iters), (vec![2], 1000));
     assert_eq!(bench("bench --op send --mode bw").depth, 64);
@@ -440,13 +440,13 @@ fn documented_defaults_hold() {
     let s = rp("rping -s");
     assert_eq!(
         s.side,
-        rping::Side::Server(crate::addr::parse("0.0.0.0:7174").unwrap())
+        rping::Side::Server(krust::addr::parse("0.0.0.0:7174").unwrap())
     );
     assert_eq!((s.size, s.count, s.timeout_ms), (64, 0, u32::MAX));
     let c = rp("rping -c -a 192.0.2.1");
     assert_eq!(
         c.side,
-        rping::Side::Client(crate::addr::parse("192.0.2.1:7174").unwrap())
+        rping::Side::Client(krust::addr::parse("192.0.2.1:7174").unwrap())
     );
     assert_eq!(c.timeout_ms, 20_000);
     // -S: 26 to 65535.

@@ -5,11 +5,11 @@
 //! allocation that fails at each point in turn (`rdma-krust fail-sweep`,
 //! with the kernel's `fail-nth`, Documentation/fault-injection/).
 
-use crate::abi;
-use crate::kdev::KrustDev;
-use crate::pattern;
 use crate::stress::{addr_of, kernel_pair};
 use anyhow::{bail, ensure, Context, Result};
+use krust::abi;
+use krust::kdev::KrustDev;
+use krust::pattern;
 use std::io;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
@@ -47,7 +47,7 @@ pub struct StallArgs {
     #[arg(long, value_enum)]
     pub op: StallOp,
     /// The address of the device under test (both files connect over it).
-    #[arg(long, value_parser = crate::addr::ipv4)]
+    #[arg(long, value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7960)]
@@ -106,7 +106,7 @@ struct Stalled {
 
 impl Stalled {
     fn new(len: usize, at: usize, fill: &[u8]) -> Result<Self> {
-        let base = crate::errno::map_anon(len).context("mmap")?;
+        let base = crate::errno_check::map_anon(len).context("mmap")?;
         let base = base.cast::<u8>();
         // Every page but the stalled one is present, with `fill`'s bytes.
         // SAFETY: `base` maps `len` writable bytes; `fill` is `len` long.
@@ -287,7 +287,7 @@ pub struct SweepArgs {
     #[arg(long, value_enum)]
     pub op: SweepOp,
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7965)]
@@ -387,7 +387,7 @@ pub fn fail_sweep(path: &str, a: &SweepArgs) -> Result<()> {
             Ok(len) if a.op == SweepOp::Recv => Some(len),
             Ok(_) => None,
             Err(e) => {
-                let name = crate::errno::errno_name(e.raw_os_error().unwrap_or(0));
+                let name = krust::errno::errno_name(e.raw_os_error().unwrap_or(0));
                 *errnos.entry(name).or_default() += 1;
                 // Nothing went out (SEND) or was taken (RECV): again, with
                 // nothing injected, the message must go through whole.
@@ -467,7 +467,7 @@ fn connect_sweep(path: &str, a: &SweepArgs) -> Result<()> {
             Err(e) => {
                 ensure!(fired, "point {n}: nothing injected, and yet: {e:#}");
                 let errno = os_errno(&e).with_context(|| format!("point {n}: {e:#}"))?;
-                *errnos.entry(crate::errno::errno_name(errno)).or_default() += 1;
+                *errnos.entry(krust::errno::errno_name(errno)).or_default() += 1;
                 let st = c.conn_info()?.state;
                 ensure!(
                     st == abi::state::CLOSED,

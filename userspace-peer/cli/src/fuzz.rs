@@ -32,10 +32,10 @@
 //! The summary gives, per command, the calls and their errnos; the last line
 //! is `fuzz: N calls, M commands, seed X` (M: distinct command numbers).
 
-use crate::abi;
-use crate::errno::errno_name;
-use crate::kdev::KrustDev;
 use anyhow::{bail, Context, Result};
+use krust::abi;
+use krust::errno::errno_name;
+use krust::kdev::KrustDev;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 use std::mem::size_of;
@@ -61,7 +61,7 @@ pub struct FuzzArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=64))]
     pub fds: u64,
     /// Address to listen on and connect to (the guest's rxe0).
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// First port of the 256 the fuzzer listens on.
     #[arg(long, default_value_t = 20000)]
@@ -217,7 +217,7 @@ struct Map {
 impl Map {
     fn new(rw: usize, guard: usize) -> Result<Self> {
         let len = rw + guard;
-        let p = crate::errno::map_anon(len).context("mmap")?;
+        let p = crate::errno_check::map_anon(len).context("mmap")?;
         let m = Self {
             base: p.cast(),
             rw,
@@ -588,7 +588,7 @@ impl Watch {
                 )
             };
             if r == 0 {
-                eprintln!("fuzz: fd{i}: {}", crate::conn_line(&info));
+                eprintln!("fuzz: fd{i}: {}", krust::table::conn_line(&info));
             } else {
                 eprintln!(
                     "fuzz: fd{i}: IOCTL_CONN_INFO: {}",
@@ -1203,7 +1203,7 @@ impl Fuzzer {
                 if i.state > abi::state::CLOSED {
                     self.violation(
                         slot,
-                        &format!("CONN_INFO state {}", crate::table::state_name(i.state)),
+                        &format!("CONN_INFO state {}", krust::table::state_name(i.state)),
                     );
                 }
                 self.slots[slot].connected = i.state == abi::state::CONNECTED;
@@ -1504,7 +1504,7 @@ pub fn run(path: &str, args: FuzzArgs) -> Result<()> {
                     eprintln!("fuzz: call {cmd:#010x} on fd{slot} has not returned in 60 s: hang");
                 }
                 w.report_hang();
-                std::process::exit(crate::exit::HANG.into());
+                std::process::exit(krust::exit::HANG.into());
             }
         }
     });

@@ -19,13 +19,13 @@
 //! module, echoes pattern messages and checks every byte: a lie must cost
 //! its own connection and nothing else.
 
-use crate::abi::{self, WireHdr};
 use crate::fuzz::Rng;
-use crate::kdev::KrustDev;
-use crate::pattern;
 use crate::stress::addr_of;
-use crate::upeer::{Listener, UPeer};
 use anyhow::{bail, Context, Result};
+use krust::abi::{self, WireHdr};
+use krust::kdev::KrustDev;
+use krust::pattern;
+use krust::upeer::{Listener, UPeer};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +42,7 @@ const WAIT_MS: u32 = 20_000;
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct HostileArgs {
     /// Address of the RDMA device's interface: both ends use it.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port of the lying connections; the bystander uses the next one.
     #[arg(long, default_value_t = 7700)]
@@ -360,7 +360,7 @@ fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
                     bail!("receive {i}: {n} bytes, expected {len}");
                 }
                 if let Some(off) = pattern::check(&buf[..n], seed, index) {
-                    return Err(crate::exit::mismatch(format!(
+                    return Err(krust::exit::mismatch(format!(
                         "receive {i}: message differs at offset {off}"
                     )));
                 }
@@ -370,7 +370,7 @@ fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
                 if info.state != abi::state::CLOSED || info.error != e as u32 {
                     bail!(
                         "after {err}: state {} error {}, expected CLOSED with {e}",
-                        crate::table::state_name(info.state),
+                        krust::table::state_name(info.state),
                         info.error
                     );
                 }
@@ -438,7 +438,7 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
             // Bad setup data in the request: refused, and no connection.
             Err(e) if r.lie == Lie::BadSetup => {
                 let (_dev, verdict) = module.join().expect("module side panicked");
-                if !crate::exit::is_errno(&e, libc::ECONNREFUSED) {
+                if !krust::exit::is_errno(&e, libc::ECONNREFUSED) {
                     bail!(
                         "{:?}, {side:?}: the connect failed with {e:#}, not ECONNREFUSED",
                         r.lie
@@ -515,7 +515,7 @@ fn bystander(path: &str, a: &HostileArgs, stop: &AtomicBool) -> Result<u64> {
         let check = |b: &[u8], what: &str| {
             if b.len() != len || pattern::check(b, seed, n).is_some() {
                 let got = b.len();
-                return Err(crate::exit::mismatch(format!(
+                return Err(krust::exit::mismatch(format!(
                     "bystander message {n}: {what} got {got} bytes, not the {len} sent intact"
                 )));
             }
@@ -535,7 +535,7 @@ fn bystander(path: &str, a: &HostileArgs, stop: &AtomicBool) -> Result<u64> {
     if info.state != abi::state::CONNECTED {
         bail!(
             "bystander connection state {} error {}",
-            crate::table::state_name(info.state),
+            krust::table::state_name(info.state),
             info.error
         );
     }

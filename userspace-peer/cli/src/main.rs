@@ -3,137 +3,43 @@
 //! `rdma-krust`: drives the rdma_krust kernel module through
 //! `/dev/rdma_krust`, and looks at the same RDMA devices through libibverbs.
 
-#[allow(dead_code)]
-#[path = "../../../src/abi.rs"]
-mod abi;
-mod addr;
-mod bench;
 mod benchcmd;
 #[cfg(test)]
 mod cmdlines;
-mod ctl;
-mod errno;
-mod exit;
+mod errno_check;
 mod faults;
 mod fuzz;
 mod hostile;
-mod kdev;
 mod pair;
-mod pattern;
 #[cfg(feature = "plot")]
 mod plot;
 mod race;
 mod rawping;
 mod rping;
-mod scenario;
 mod stress;
-mod table;
-mod upeer;
-mod verbs;
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::{Parser, Subcommand};
-use kdev::KrustDev;
+use krust::kdev::KrustDev;
+use krust::opts::{DevArgs, GLOBAL};
+use krust::scenario::{self, InitiatorArgs};
+use krust::{abi, addr, bench, exit, opts, table, upeer, verbs};
 use std::process::ExitCode;
-
-/// The heading of the options every subcommand takes.
-const GLOBAL: &str = "Global options";
 
 /// Drive the rdma_krust kernel module and compare it with libibverbs.
 #[derive(Parser, Debug)]
 #[command(name = "rdma-krust", version, about, long_about = LONG_ABOUT)]
 pub struct Cli {
-    /// Path of the module's device node.
-    #[arg(long, global = true, default_value = kdev::DEV_PATH, help_heading = GLOBAL)]
-    pub dev: String,
+    #[command(flatten)]
+    pub globals: DevArgs,
 
     /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
     /// ioctl it interrupts returns and its EINTR is printed (for the tests).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub eintr_on_usr1: bool,
 
-    #[command(flatten)]
-    pub transport: TransportArgs,
-
-    /// Milliseconds a scenario waits for each message or for credits (the
-    /// echo, ping, stream, target and initiator), on a module connection
-    /// and on the userspace peer's own.
-    #[arg(long, global = true, default_value_t = 20_000, help_heading = GLOBAL)]
-    pub msg_timeout_ms: u32,
-
-    /// `timeout_ms` of a module connection's scenario's READs, WRITEs and
-    /// atomics; 0 (the default) waits for the transport's verdict.
-    #[arg(long, global = true, default_value_t = 0, help_heading = GLOBAL)]
-    pub op_timeout_ms: u32,
-
     #[command(subcommand)]
     pub cmd: Cmd,
-}
-
-/// Transport settings for the module's connections (`abi::Transport`,
-/// `Documentation/transport.rst`); what is not given takes the module's
-/// defaults.
-#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
-pub struct TransportArgs {
-    /// Local ACK timeout exponent: 4.096 us * 2^N, 1 to 31 (module: 14).
-    #[arg(long, global = true, help_heading = GLOBAL)]
-    pub ack_timeout: Option<u8>,
-    /// Transport retries, 0 to 7 (module: 7, which rxe takes as forever).
-    #[arg(long, global = true, help_heading = GLOBAL)]
-    pub retry_count: Option<u8>,
-    /// RNR retries, 0 to 7, 7 = forever (module: 7).
-    #[arg(long, global = true, help_heading = GLOBAL)]
-    pub rnr_retry: Option<u8>,
-    /// Minimum RNR NAK timer code, 0 to 31 (module: 12, 0.64 ms).
-    #[arg(long, global = true, help_heading = GLOBAL)]
-    pub min_rnr_timer: Option<u8>,
-    /// Receives of 64 KiB a module connection keeps posted, 2 to 40
-    /// (module: 40); the largest message it takes is N-1 fragments of
-    /// 65520 bytes, up to 2 MiB.
-    #[arg(long, global = true, help_heading = GLOBAL)]
-    pub recv_depth: Option<u32>,
-}
-
-impl TransportArgs {
-    /// The ABI's form: a `set` bit for each value given.
-    pub fn to_abi(self) -> abi::Transport {
-        let mut t = abi::Transport::default();
-        let mut put = |v: Option<u8>, bit: u32, field: &mut u8| {
-            if let Some(v) = v {
-                *field = v;
-                t.set |= bit;
-            }
-        };
-        let (mut a, mut r, mut n, mut m) = (0, 0, 0, 0);
-        put(self.ack_timeout, abi::TRANSPORT_ACK_TIMEOUT, &mut a);
-        put(self.retry_count, abi::TRANSPORT_RETRY_COUNT, &mut r);
-        put(self.rnr_retry, abi::TRANSPORT_RNR_RETRY, &mut n);
-        put(self.min_rnr_timer, abi::TRANSPORT_MIN_RNR_TIMER, &mut m);
-        (t.ack_timeout, t.retry_count, t.rnr_retry, t.min_rnr_timer) = (a, r, n, m);
-        if let Some(d) = self.recv_depth {
-            t.recv_depth = d;
-            t.set |= abi::TRANSPORT_RECV_DEPTH;
-        }
-        t
-    }
-}
-
-/// What the command line says about opening the module's device node.
-struct DevOpts {
-    path: String,
-    transport: abi::Transport,
-    msg_timeout_ms: u32,
-    op_timeout_ms: u32,
-}
-
-/// Opens the module's device node with the command line's transport
-/// settings and scenario timeouts.
-fn open_dev(o: &DevOpts) -> Result<KrustDev> {
-    let dev = KrustDev::open(&o.path)?;
-    dev.set_transport(o.transport);
-    dev.set_msg_timeout(o.msg_timeout_ms);
-    dev.set_op_timeout(o.op_timeout_ms);
-    Ok(dev)
 }
 
 /// The subcommands.
@@ -349,40 +255,6 @@ pub enum Cmd {
     },
 }
 
-/// What an initiator (kernel or userspace) runs against a target.
-#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
-pub struct InitiatorArgs {
-    /// The target.
-    #[arg(long, value_parser = addr::parse)]
-    pub connect: abi::Addr,
-    /// What to run.
-    #[arg(long, value_enum)]
-    pub scenario: scenario::Scenario,
-    /// Pattern seed (the target's --fill).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Fetch-and-adds in the atomic and fadd scenarios.
-    #[arg(long, default_value_t = 10)]
-    pub adds: u32,
-    /// The stale scenario: ADDR:RKEY of a window of an earlier connection
-    /// (as an earlier run printed it).
-    #[arg(long, value_parser = parse_key)]
-    pub stale_key: Option<(u64, u32)>,
-    /// Milliseconds to wait, connected and advertised to, before running:
-    /// a bystander connection that lives through what other tests do.
-    #[arg(long, default_value_t = 0)]
-    pub hold_ms: u64,
-}
-
-/// `0xADDR:0xRKEY` (hex, with or without 0x).
-fn parse_key(s: &str) -> Result<(u64, u32), String> {
-    let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16);
-    let (a, k) = s.split_once(':').ok_or("expected ADDR:RKEY")?;
-    let a = hex(a).map_err(|e| format!("address: {e}"))?;
-    let k = hex(k).map_err(|e| format!("rkey: {e}"))?;
-    Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
-}
-
 /// Where patterned messages go, and which: `ping` and `raw-ping`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct Messages {
@@ -408,36 +280,6 @@ pub struct Depth {
     pub init: u32,
 }
 
-/// One line describing a connection, `key=value` separated by spaces.
-pub(crate) fn conn_line(i: &abi::ConnInfo) -> String {
-    let dev = abi::DeviceInfo {
-        name: i.device,
-        ..Default::default()
-    };
-    format!(
-        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} recv_depth={} peer_recv_depth={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
-        table::name(&dev),
-        table::state_name(i.state),
-        i.responder_resources,
-        i.initiator_depth,
-        i.asked_responder_resources,
-        i.asked_initiator_depth,
-        i.peer_responder_resources,
-        i.peer_initiator_depth,
-        i.dev_max_qp_rd_atom,
-        i.dev_max_qp_init_rd_atom,
-        i.credits,
-        i.recv_depth,
-        i.peer_recv_depth,
-        i.iwarp,
-        i.read_sinks,
-        i.transport.ack_timeout,
-        i.transport.retry_count,
-        i.transport.rnr_retry,
-        i.transport.min_rnr_timer
-    )
-}
-
 fn kernel_accept(
     dev: &KrustDev,
     listen: abi::Addr,
@@ -449,7 +291,7 @@ fn kernel_accept(
     println!("listening");
     std::io::Write::flush(&mut std::io::stdout())?;
     let info = dev.accept(timeout_ms)?;
-    println!("{}", conn_line(&info));
+    println!("{}", table::conn_line(&info));
     Ok(())
 }
 
@@ -473,7 +315,7 @@ fn kernel_ping(
     seed: u64,
     mode: PingMode,
 ) -> Result<()> {
-    println!("{}", conn_line(info));
+    println!("{}", table::conn_line(info));
     std::io::Write::flush(&mut std::io::stdout())?;
     std::thread::sleep(std::time::Duration::from_millis(hold_ms));
     match mode {
@@ -603,19 +445,14 @@ fn serve(a: &ServeArgs) -> Result<()> {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    upeer::set_timeout_ms(cli.msg_timeout_ms);
-    let o = DevOpts {
-        path: cli.dev.clone(),
-        transport: cli.transport.to_abi(),
-        msg_timeout_ms: cli.msg_timeout_ms,
-        op_timeout_ms: cli.op_timeout_ms,
-    };
+    upeer::set_timeout_ms(cli.globals.msg_timeout_ms);
+    let o = &cli.globals;
     match cli.cmd {
         Cmd::Devices { verbs, brief, json } => {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
-                open_dev(&o)?.list_devices()?
+                o.open()?.list_devices()?
             };
             let source = if verbs {
                 "libibverbs"
@@ -640,7 +477,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Abi => {
-            let v = open_dev(&o)?.version()?;
+            let v = o.open()?.version()?;
             let mismatches = abi_mismatches(&v);
             for m in &mismatches {
                 println!("mismatch: {m}");
@@ -662,7 +499,7 @@ fn run(cli: Cli) -> Result<()> {
             hold_ms,
         } => {
             let flags = if poll { abi::CONN_POLL } else { 0 };
-            let dev = open_dev(&o)?;
+            let dev = o.open()?;
             kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
             if hold_ms > 0 {
                 // Until the peer's close is in, or `hold_ms` at most.
@@ -674,7 +511,7 @@ fn run(cli: Cli) -> Result<()> {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     info = dev.conn_info()?;
                 }
-                println!("after holding: {}", conn_line(&info));
+                println!("after holding: {}", table::conn_line(&info));
             }
             if sink {
                 scenario::sink(&dev, count, seed)
@@ -694,7 +531,7 @@ fn run(cli: Cli) -> Result<()> {
             one_way,
             no_verdict,
         } => {
-            let dev = open_dev(&o)?;
+            let dev = o.open()?;
             let flags = if poll { abi::CONN_POLL } else { 0 };
             let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
             let mode = match (one_way, no_verdict) {
@@ -711,26 +548,26 @@ fn run(cli: Cli) -> Result<()> {
             fill,
             timeout_ms,
         } => {
-            let dev = open_dev(&o)?;
+            let dev = o.open()?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
-            println!("{}", conn_line(&dev.accept(timeout_ms)?));
+            println!("{}", table::conn_line(&dev.accept(timeout_ms)?));
             scenario::target(&dev, len, access, fill)
         }
         Cmd::KernelInitiator {
             args: a,
             timeout_ms,
         } => {
-            let dev = open_dev(&o)?;
+            let dev = o.open()?;
             println!(
                 "{}",
-                conn_line(&dev.connect(a.connect, 0, 0, timeout_ms, 0)?)
+                table::conn_line(&dev.connect(a.connect, 0, 0, timeout_ms, 0)?)
             );
             scenario::initiator(&dev, &a)?;
             // What the operations did to the connection (READ sinks, say).
             if let Ok(i) = dev.conn_info() {
-                println!("after {}", conn_line(&i));
+                println!("after {}", table::conn_line(&i));
             }
             Ok(())
         }
@@ -762,7 +599,7 @@ fn run(cli: Cli) -> Result<()> {
             if userspace {
                 rawping::userspace(msgs.connect, &plan)
             } else {
-                rawping::kernel(&open_dev(&o)?, msgs.connect, &plan, timeout_ms)
+                rawping::kernel(&o.open()?, msgs.connect, &plan, timeout_ms)
             }
         }
         Cmd::Initiate(a) => {
@@ -773,12 +610,12 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Rping(args) => {
             // The command line first: its errors are usage errors.
             let plan = rping::plan(&args)?;
-            rping::run(&plan, &|| open_dev(&o))
+            rping::run(&plan, &|| o.open())
         }
         Cmd::Bench(args) => {
             // The command line first: its errors are usage errors.
             let plan = benchcmd::plan(&args)?;
-            benchcmd::run_qps(&open_dev(&o)?, &plan, &|| open_dev(&o))
+            benchcmd::run_qps(&o.open()?, &plan, &|| o.open())
         }
         #[cfg(feature = "plot")]
         Cmd::BenchPlot { dir, out } => {
@@ -808,22 +645,22 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Fuzz(a) => fuzz::run(&cli.dev, a),
-        Cmd::Cycles(a) => stress::cycles(&cli.dev, &a),
-        Cmd::Stress(a) => stress::stress(&cli.dev, &a),
-        Cmd::Block(a) => stress::block(&cli.dev, &a, cli.eintr_on_usr1),
-        Cmd::Stall(a) => faults::stall(&cli.dev, &a),
-        Cmd::FailSweep(a) => faults::fail_sweep(&cli.dev, &a),
-        Cmd::RecvRace(a) => stress::recv_race(&cli.dev, &a),
-        Cmd::CreditLivelock(a) => stress::credit_livelock(&cli.dev, &a),
-        Cmd::Hostile(a) => hostile::run(&cli.dev, &a),
-        Cmd::ListenCloseRace(a) => race::run(&cli.dev, &a),
+        Cmd::Fuzz(a) => fuzz::run(&o.dev, a),
+        Cmd::Cycles(a) => stress::cycles(&o.dev, &a),
+        Cmd::Stress(a) => stress::stress(&o.dev, &a),
+        Cmd::Block(a) => stress::block(&o.dev, &a, cli.eintr_on_usr1),
+        Cmd::Stall(a) => faults::stall(&o.dev, &a),
+        Cmd::FailSweep(a) => faults::fail_sweep(&o.dev, &a),
+        Cmd::RecvRace(a) => stress::recv_race(&o.dev, &a),
+        Cmd::CreditLivelock(a) => stress::credit_livelock(&o.dev, &a),
+        Cmd::Hostile(a) => hostile::run(&o.dev, &a),
+        Cmd::ListenCloseRace(a) => race::run(&o.dev, &a),
         Cmd::TcpReset(a) => race::tcp_reset(&a),
         Cmd::Pair(a) => pair::run(&a),
         Cmd::Agent { ctl } => pair::agent(&ctl),
         Cmd::ErrnoCheck => {
-            let dev = open_dev(&o)?;
-            let failed = errno::check_all(&dev)?;
+            let dev = o.open()?;
+            let failed = errno_check::check_all(&dev)?;
             if failed > 0 {
                 bail!("{failed} errno case(s) failed");
             }
@@ -854,24 +691,6 @@ fn abi_mismatches(v: &abi::Version) -> Vec<String> {
     out
 }
 
-extern "C" fn ignore_signal(_: libc::c_int) {}
-
-/// Installs a SIGUSR1 handler that does nothing, without SA_RESTART.
-fn catch_usr1() -> Result<()> {
-    // SAFETY: a zeroed `sigaction` is valid; the handler is async-signal-safe
-    // (it does nothing).
-    let ret = unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = ignore_signal as *const () as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut())
-    };
-    if ret != 0 {
-        bail!("sigaction: {}", std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// `--help`'s description of the tool: what it is, then the exit statuses.
 const LONG_ABOUT: &str = concat!(
     "Drive the rdma_krust kernel module and compare it with libibverbs.\n\n",
@@ -882,32 +701,17 @@ const LONG_ABOUT: &str = concat!(
     exit::statuses!()
 );
 
-/// Prints `e` (and what to do about it, when known) the way the tool ends
-/// with it, and returns its exit status.
-fn report(e: &anyhow::Error) -> u8 {
-    let code = exit::code(e);
-    if code == exit::USAGE {
-        eprintln!("rdma-krust: error: {e:#}\n\nFor more information, try '--help'.");
-        return code;
-    }
-    eprintln!("rdma-krust: {e:#}");
-    if let Some(h) = exit::hint(e) {
-        eprintln!("rdma-krust: hint: {h}");
-    }
-    code
-}
-
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0 (clap's own).
     let cli = Cli::parse();
     if cli.eintr_on_usr1 {
-        if let Err(e) = catch_usr1() {
-            return ExitCode::from(report(&e));
+        if let Err(e) = opts::catch_usr1() {
+            return ExitCode::from(exit::report("rdma-krust", &e));
         }
     }
     match run(cli) {
         Ok(()) => ExitCode::from(exit::OK),
-        Err(e) => ExitCode::from(report(&e)),
+        Err(e) => ExitCode::from(exit::report("rdma-krust", &e)),
     }
 }
 
@@ -938,7 +742,7 @@ mod tests {
         }
         let e = Cli::try_parse_from(["rdma-krust", "devices", "-j", "--brief"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
-        assert_eq!(cli.dev, "/dev/rdma_krust");
+        assert_eq!(cli.globals.dev, "/dev/rdma_krust");
     }
 
     #[test]
@@ -979,7 +783,7 @@ mod tests {
     fn parses_dev_path_anywhere() {
         let cli = Cli::try_parse_from(["rdma-krust", "abi", "--dev", "/tmp/x"]).unwrap();
         assert_eq!(cli.cmd, Cmd::Abi);
-        assert_eq!(cli.dev, "/tmp/x");
+        assert_eq!(cli.globals.dev, "/tmp/x");
     }
 
     #[test]
@@ -1039,23 +843,7 @@ mod tests {
         }
         // The message waits, for every command.
         let cli = Cli::try_parse_from(["rdma-krust", "--msg-timeout-ms", "3", "abi"]).unwrap();
-        assert_eq!(cli.msg_timeout_ms, 3);
-    }
-
-    #[test]
-    fn conn_line_names_the_state() {
-        let mut i = abi::ConnInfo {
-            state: abi::state::CONNECTED,
-            ..Default::default()
-        };
-        i.device[..4].copy_from_slice(b"rxe0");
-        let l = conn_line(&i);
-        assert!(
-            l.starts_with("conn: device=rxe0 state=CONNECTED resp=0 "),
-            "{l}"
-        );
-        i.state = abi::state::CLOSED;
-        assert!(conn_line(&i).contains(" state=CLOSED "));
+        assert_eq!(cli.globals.msg_timeout_ms, 3);
     }
 
     #[test]
@@ -1080,31 +868,15 @@ mod tests {
         assert_eq!(e.exit_code(), i32::from(exit::USAGE));
         // ... and so do the tool's.
         let e = exit::usage("rping: give --server or --client");
-        assert_eq!(report(&e), exit::USAGE);
+        assert_eq!(exit::report("rdma-krust", &e), exit::USAGE);
         assert_eq!(
-            report(&exit::mismatch("ping 0: data mismatch")),
+            exit::report("rdma-krust", &exit::mismatch("ping 0: data mismatch")),
             exit::MISMATCH
         );
-        assert_eq!(report(&anyhow::anyhow!("failed")), exit::FAILURE);
-    }
-
-    #[test]
-    fn a_missing_node_says_to_load_the_module() {
-        let o = DevOpts {
-            path: "/nonexistent/rdma_krust".into(),
-            transport: Default::default(),
-            msg_timeout_ms: 1,
-            op_timeout_ms: 0,
-        };
-        let Err(e) = open_dev(&o) else {
-            panic!("opened a missing node")
-        };
-        assert_eq!(exit::code(&e), exit::FAILURE);
-        assert!(
-            format!("{e:#}").contains("No such file or directory"),
-            "{e:#}"
+        assert_eq!(
+            exit::report("rdma-krust", &anyhow::anyhow!("failed")),
+            exit::FAILURE
         );
-        assert!(exit::hint(&e).unwrap().contains("is the module loaded?"));
     }
 
     #[test]

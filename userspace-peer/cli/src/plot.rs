@@ -189,7 +189,7 @@ fn scale_points(all: &[serde_json::Value], depth: u32) -> Vec<(f64, f64, f64)> {
         .iter()
         .filter(|r| r["tool"] == "rdma-krust")
         .filter_map(|r| {
-            let (n, d) = crate::bench::conns_row(r["op"].as_str()?)?;
+            let (n, d) = krust::bench::conns_row(r["op"].as_str()?)?;
             (d == depth).then_some(())?;
             Some((
                 n as f64,
@@ -209,7 +209,7 @@ fn scale(all: &[serde_json::Value], out: &Path) -> Result<bool> {
     // Each receive depth the run has, the default first.
     let mut depths: Vec<u32> = all
         .iter()
-        .filter_map(|r| crate::bench::conns_row(r["op"].as_str()?))
+        .filter_map(|r| krust::bench::conns_row(r["op"].as_str()?))
         .map(|(_, d)| d)
         .collect();
     depths.sort_unstable_by(|a, b| b.cmp(a));

@@ -15,8 +15,8 @@
 //! completes if no id was left behind.
 
 use crate::fuzz::Rng;
-use crate::kdev::KrustDev;
 use anyhow::{bail, Context, Result};
+use krust::kdev::KrustDev;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct ListenRaceArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port of the listener.
     #[arg(long, default_value_t = 7720)]
@@ -81,7 +81,7 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
                 .root_cause()
                 .downcast_ref::<std::io::Error>()
                 .and_then(std::io::Error::raw_os_error)
-                .map_or_else(|| e.to_string(), crate::errno::errno_name),
+                .map_or_else(|| e.to_string(), krust::errno::errno_name),
         };
         let line = format!(
             "round {round}: close after {delay} us, connect {outcome} in {connect_ms} ms, \
@@ -108,7 +108,7 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct TcpResetArgs {
     /// The iWARP listener's address.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// The iWARP listener's TCP port.
     #[arg(long)]
@@ -134,7 +134,7 @@ pub fn tcp_reset(a: &TcpResetArgs) -> Result<()> {
             }
             Err(e) => e
                 .raw_os_error()
-                .map_or_else(|| e.to_string(), crate::errno::errno_name),
+                .map_or_else(|| e.to_string(), krust::errno::errno_name),
         };
         *outcomes.entry(outcome).or_default() += 1;
     }

@@ -8,11 +8,11 @@
 //! module (a `CONN_RAW` connection) or, with `--userspace`, librdmacm.
 //! Messages go one at a time, so the server's receives always suffice.
 
-use crate::abi;
-use crate::kdev::KrustDev;
-use crate::pattern;
-use crate::upeer::UPeer;
 use anyhow::{bail, Context, Result};
+use krust::abi;
+use krust::kdev::KrustDev;
+use krust::pattern;
+use krust::upeer::UPeer;
 use std::time::Duration;
 
 /// How the run goes: the messages, and what happens after their echoes.

@@ -14,13 +14,13 @@
 //! forever), `-S SIZE` (64; `RPING_MIN_BUFSIZE` to `RPING_BUFSIZE - 1`),
 //! `-V`, `-v`, `-P`.
 
-use crate::abi;
-use crate::addr;
-use crate::ctl::Advert;
-use crate::exit::{self, usage};
-use crate::kdev::KrustDev;
-use crate::scenario;
 use anyhow::{bail, Context, Result};
+use krust::abi;
+use krust::addr;
+use krust::ctl::Advert;
+use krust::exit::{self, usage};
+use krust::kdev::KrustDev;
+use krust::scenario;
 
 /// rping's default port.
 pub const DEF_PORT: u16 = 7174;
@@ -196,8 +196,8 @@ pub fn run(p: &Plan, open: &dyn Fn() -> Result<KrustDev>) -> Result<()> {
 /// Whether `e` is the accept's (not the listen's, nor the output's).
 fn accepting(e: &anyhow::Error) -> bool {
     e.chain()
-        .filter_map(|c| c.downcast_ref::<crate::kdev::Failed>())
-        .any(|f| f.op == crate::kdev::Op::Accept)
+        .filter_map(|c| c.downcast_ref::<krust::kdev::Failed>())
+        .any(|f| f.op == krust::kdev::Op::Accept)
 }
 
 /// Listens on `at` and waits for a client.
@@ -255,7 +255,7 @@ fn serve(dev: &KrustDev, verbose: bool) -> Result<u64> {
         // anything else (a timeout, say) an error.
         let src = match recv16(dev) {
             Ok(b) => Advert::decode(&b).context("bad advert")?,
-            Err(e) if crate::scenario::is_reset(&e) => break,
+            Err(e) if krust::scenario::is_reset(&e) => break,
             Err(e) => {
                 return Err(e.context(format!(
                     "receive the source advert, after {pings} ping(s) served"

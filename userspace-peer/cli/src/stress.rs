@@ -26,14 +26,14 @@
 //! threads of a file receive at once; without it they take turns in the
 //! tool too.
 
-use crate::abi;
-use crate::ctl::Advert;
-use crate::errno::errno_name;
-use crate::exit::mismatch;
 use crate::fuzz::Rng;
-use crate::kdev::KrustDev;
-use crate::pattern;
 use anyhow::{bail, Context, Result};
+use krust::abi;
+use krust::ctl::Advert;
+use krust::errno::errno_name;
+use krust::exit::mismatch;
+use krust::kdev::KrustDev;
+use krust::pattern;
 use rdma_sys::*;
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -118,7 +118,7 @@ pub struct CyclesArgs {
     #[arg(long, default_value_t = 100)]
     pub count: u32,
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on, the same every cycle.
     #[arg(long, default_value_t = 7900)]
@@ -193,7 +193,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// First port; connection `i` uses `port + i`.
     #[arg(long, default_value_t = 7960)]
@@ -309,7 +309,7 @@ fn dump_stall(sides: &[Arc<Side>]) {
                 println!(
                     "stress: {}: state {} error {} credits {}",
                     side.name,
-                    crate::table::state_name(i.state),
+                    krust::table::state_name(i.state),
                     i.error,
                     i.credits
                 );
@@ -630,7 +630,7 @@ pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
             }
             dump_stall(&sides);
             io::stdout().flush()?;
-            std::process::exit(crate::exit::HANG.into());
+            std::process::exit(krust::exit::HANG.into());
         }
     }
     let mut errors = Vec::new();
@@ -639,7 +639,7 @@ pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
         match h.join() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                mismatched |= crate::exit::code(&e) == crate::exit::MISMATCH;
+                mismatched |= krust::exit::code(&e) == krust::exit::MISMATCH;
                 errors.push(format!("{e:#}"));
             }
             Err(_) => errors.push("a thread panicked".into()),
@@ -764,7 +764,7 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct RaceArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7990)]
@@ -916,7 +916,7 @@ pub fn recv_race(path: &str, a: &RaceArgs) -> Result<()> {
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct LivelockArgs {
     /// Address to listen on and connect to.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7995)]
@@ -1023,13 +1023,13 @@ pub struct BlockArgs {
     #[arg(long, value_enum)]
     pub case: BlockCase,
     /// Address of rxe0.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub ip: Ipv4Addr,
     /// Port to listen on.
     #[arg(long, default_value_t = 7950)]
     pub port: u16,
     /// An address of rxe0's subnet that nobody answers.
-    #[arg(long, default_value = "192.0.2.77", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.77", value_parser = krust::addr::ipv4)]
     pub silent_ip: Ipv4Addr,
     /// Milliseconds the blocking call is given: far more than the signal
     /// needs to arrive.
@@ -1224,7 +1224,7 @@ struct UEp {
 
 impl UEp {
     fn new(addr: &abi::Addr, passive: bool) -> Result<Self> {
-        let res = crate::upeer::getaddrinfo(addr, passive)?;
+        let res = krust::upeer::getaddrinfo(addr, passive)?;
         // SAFETY: zero is a valid `ibv_qp_init_attr`.
         let mut qa: ibv_qp_init_attr = unsafe { std::mem::zeroed() };
         qa.cap.max_send_wr = 16;
@@ -1312,7 +1312,7 @@ fn close_timed(dev: KrustDev) -> Result<()> {
 /// the errors allowed.
 fn expect_state(dev: &KrustDev, state: u32, errors: &[u32]) -> Result<()> {
     let i = dev.conn_info()?;
-    let name = crate::table::state_name;
+    let name = krust::table::state_name;
     println!(
         "after: IOCTL_CONN_INFO: state {} error {}",
         name(i.state),

@@ -149,7 +149,7 @@ pub fn bench_across(c: &mut Ctx) -> Result<()> {
     }
     let jsonl = lines.join("\n") + "\n";
     std::fs::write(c.ctl.join("bench.jsonl"), &jsonl)?;
-    for l in crate::bench::report(&jsonl)?.lines() {
+    for l in krust::bench::report(&jsonl)?.lines() {
         println!("  {l}");
     }
     Ok(())

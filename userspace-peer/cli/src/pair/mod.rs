@@ -36,10 +36,10 @@ pub struct PairArgs {
     #[arg(long, default_value = "/tmp/pair")]
     pub work: PathBuf,
     /// This guest's address.
-    #[arg(long, default_value = "192.0.2.1", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
     pub me: Ipv4Addr,
     /// The other guest's address.
-    #[arg(long, default_value = "192.0.2.2", value_parser = crate::addr::ipv4)]
+    #[arg(long, default_value = "192.0.2.2", value_parser = krust::addr::ipv4)]
     pub peer: Ipv4Addr,
     /// Tests to run, comma-separated (default: all, in order).
     #[arg(long, value_delimiter = ',')]

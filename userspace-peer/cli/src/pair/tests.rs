@@ -6,8 +6,8 @@
 //! own checks back. Each test states what it expects.
 
 use super::{secs, show, Ctx, Job, TestFn, UP};
-use crate::abi;
 use anyhow::{bail, ensure, Context, Result};
+use krust::abi;
 use std::time::{Duration, Instant};
 
 /// Every test, in order. `peer_powered_off` ends guest B: it runs last.

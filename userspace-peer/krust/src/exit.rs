@@ -19,8 +19,11 @@ pub const HANG: u8 = 3;
 /// Data came back different from what was sent or expected.
 pub const MISMATCH: u8 = 4;
 
-/// The exit statuses, as `--help` ends with them (a macro, for `concat!`).
-macro_rules! statuses {
+// Exported at the crate's root, as every `macro_export` macro is: used as
+// `exit::statuses!()`, below.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __exit_statuses {
     () => {
         "Exit status:
   0  success
@@ -30,7 +33,8 @@ macro_rules! statuses {
   4  data mismatch: data differed from what was sent or expected"
     };
 }
-pub(crate) use statuses;
+/// The exit statuses, as `--help` ends with them (a macro, for `concat!`).
+pub use __exit_statuses as statuses;
 
 /// An error in the command line that clap cannot see (two options that
 /// disagree once resolved, say): exit status [`USAGE`].
@@ -77,6 +81,21 @@ pub fn code(e: &anyhow::Error) -> u8 {
     } else {
         FAILURE
     }
+}
+
+/// Prints `e` (and what to do about it, when known) the way the tool
+/// named `prog` ends with it, and returns its exit status.
+pub fn report(prog: &str, e: &anyhow::Error) -> u8 {
+    let code = code(e);
+    if code == USAGE {
+        eprintln!("{prog}: error: {e:#}\n\nFor more information, try '--help'.");
+        return code;
+    }
+    eprintln!("{prog}: {e:#}");
+    if let Some(h) = hint(e) {
+        eprintln!("{prog}: hint: {h}");
+    }
+    code
 }
 
 /// `IP:PORT` of an address, for messages.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Printing device lists: the same format for the module's and libibverbs'
-//! view, so the two can be compared line by line.
+//! view, so the two can be compared line by line; and a connection's
+//! line ([`conn_line`]).
 
 use crate::abi;
 use std::fmt::Write;
@@ -175,6 +176,36 @@ pub fn full(source: &str, devices: &[abi::DeviceInfo]) -> String {
     out
 }
 
+/// One line describing a connection, `key=value` separated by spaces.
+pub fn conn_line(i: &abi::ConnInfo) -> String {
+    let dev = abi::DeviceInfo {
+        name: i.device,
+        ..Default::default()
+    };
+    format!(
+        "conn: device={} state={} resp={} init={} asked_resp={} asked_init={} peer_resp={} peer_init={} dev_rd_atom={} dev_init_rd_atom={} credits={} recv_depth={} peer_recv_depth={} iwarp={} read_sinks={} ack_timeout={} retry={} rnr_retry={} min_rnr_timer={}",
+        name(&dev),
+        state_name(i.state),
+        i.responder_resources,
+        i.initiator_depth,
+        i.asked_responder_resources,
+        i.asked_initiator_depth,
+        i.peer_responder_resources,
+        i.peer_initiator_depth,
+        i.dev_max_qp_rd_atom,
+        i.dev_max_qp_init_rd_atom,
+        i.credits,
+        i.recv_depth,
+        i.peer_recv_depth,
+        i.iwarp,
+        i.read_sinks,
+        i.transport.ack_timeout,
+        i.transport.retry_count,
+        i.transport.rnr_retry,
+        i.transport.min_rnr_timer
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +294,21 @@ mod tests {
         assert_eq!(name(&d), "x");
         d.name = [b'a'; abi::DEVICE_NAME_LEN];
         assert_eq!(name(&d).len(), abi::DEVICE_NAME_LEN);
+    }
+
+    #[test]
+    fn conn_line_names_the_state() {
+        let mut i = abi::ConnInfo {
+            state: abi::state::CONNECTED,
+            ..Default::default()
+        };
+        i.device[..4].copy_from_slice(b"rxe0");
+        let l = conn_line(&i);
+        assert!(
+            l.starts_with("conn: device=rxe0 state=CONNECTED resp=0 "),
+            "{l}"
+        );
+        i.state = abi::state::CLOSED;
+        assert!(conn_line(&i).contains(" state=CLOSED "));
     }
 }

@@ -20,10 +20,7 @@
 //!   the user guide (and of the design document, which has none today)
 //!   compiles with `clang -fsyntax-only` against the header.
 
-#[allow(dead_code)]
-#[path = "../../../src/abi.rs"]
-mod abi;
-
+use krust::abi;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::mem::{align_of, offset_of, size_of};

@@ -2,14 +2,11 @@
 
 //! The ioctl ABI, checked against numbers computed by the C macros of
 //! `<sys/ioctl.h>` (`_IOR(0xb9, 0, 40-byte struct)` and so on) and against
-//! the C layout rules. The same `src/abi.rs` is compiled into the module; the
-//! guest test `abi_agreement` checks the module's compiled numbers against
-//! this tool's at run time.
+//! the C layout rules. The same `src/abi.rs` is compiled into the module
+//! and, as `krust::abi`, into the tools; the guest test `abi_agreement`
+//! checks the module's compiled numbers against the tools' at run time.
 
-#[allow(dead_code)]
-#[path = "../../../src/abi.rs"]
-mod abi;
-
+use krust::abi;
 use std::mem::{align_of, offset_of, size_of};
 
 #[test]

@@ -142,8 +142,42 @@ pub enum Scenario {
     Reads,
 }
 
+/// What an initiator (kernel or userspace) runs against a target.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct InitiatorArgs {
+    /// The target.
+    #[arg(long, value_parser = crate::addr::parse)]
+    pub connect: abi::Addr,
+    /// What to run.
+    #[arg(long, value_enum)]
+    pub scenario: Scenario,
+    /// Pattern seed (the target's --fill).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Fetch-and-adds in the atomic and fadd scenarios.
+    #[arg(long, default_value_t = 10)]
+    pub adds: u32,
+    /// The stale scenario: ADDR:RKEY of a window of an earlier connection
+    /// (as an earlier run printed it).
+    #[arg(long, value_parser = parse_key)]
+    pub stale_key: Option<(u64, u32)>,
+    /// Milliseconds to wait, connected and advertised to, before running:
+    /// a bystander connection that lives through what other tests do.
+    #[arg(long, default_value_t = 0)]
+    pub hold_ms: u64,
+}
+
+/// `0xADDR:0xRKEY` (hex, with or without 0x).
+fn parse_key(s: &str) -> Result<(u64, u32), String> {
+    let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16);
+    let (a, k) = s.split_once(':').ok_or("expected ADDR:RKEY")?;
+    let a = hex(a).map_err(|e| format!("address: {e}"))?;
+    let k = hex(k).map_err(|e| format!("rkey: {e}"))?;
+    Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
+}
+
 /// Runs `scenario` against the target at the other end of `ep`.
-pub fn initiator(ep: &dyn Endpoint, args: &crate::InitiatorArgs) -> Result<()> {
+pub fn initiator(ep: &dyn Endpoint, args: &InitiatorArgs) -> Result<()> {
     let (scenario, seed, adds) = (args.scenario, args.seed, args.adds);
     let mut b = [0u8; 16];
     let n = ep.recv_msg(&mut b)?;

@@ -172,8 +172,9 @@ fn is_iwarp(id: *mut rdma_cm_id) -> bool {
     unsafe { (*(*(*id).verbs).device).transport_type == ibv_transport_type::IBV_TRANSPORT_IWARP }
 }
 
-/// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it.
-pub(crate) fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
+/// `rdma_getaddrinfo()` of `addr` (TCP port space); the caller frees it
+/// (`rdma_freeaddrinfo`).
+pub fn getaddrinfo(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_addrinfo> {
     let ip = match addr.family {
         abi::AF_INET => {
             std::net::IpAddr::from([addr.addr[0], addr.addr[1], addr.addr[2], addr.addr[3]])
