@@ -2,15 +2,15 @@
 
 //! Tests that the command lines others write for the tool still mean
 //! something to it: the scripts' (`scripts/*.sh`), the two-host suite's
-//! (`src/pair/`), and the ones the documentation quotes (`README.md`,
+//! (`kit/src/pair/`), and the ones the documentation quotes (`README.md`,
 //! `Documentation/*.rst`). Each is parsed as `main` parses it, and `bench`'s
 //! and `rping`'s are also resolved (`benchcmd::plan`, `rping::plan`), whose
-//! refusals are usage errors too.
+//! refusals are usage errors too. The test kit's command lines are the
+//! kit's own tests' (`kit/src/cmdlines.rs`).
 
 use crate::{benchcmd, rping, Cli, Cmd};
 use clap::{CommandFactory, Parser};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use krust::cmdscan::{self, joined_lines, options};
 
 /// Parses `line`, the words after `rdma-krust`, as the tool does before it
 /// runs anything: an error is what would end it with exit status 2.
@@ -30,62 +30,13 @@ fn parse(line: &str) -> Result<Cli, String> {
     Ok(cli)
 }
 
-/// The repository's top directory.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The files of `dir` whose names end in `ext`, with their text, sorted.
-fn files(dir: &str, ext: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = std::fs::read_dir(root().join(dir))
-        .unwrap_or_else(|e| panic!("{dir}: {e}"))
-        .filter_map(|f| f.ok().map(|f| f.path()))
-        .filter(|p| p.to_string_lossy().ends_with(ext))
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
-            (
-                format!(
-                    "{dir}/{}",
-                    p.file_name().unwrap_or_default().to_string_lossy()
-                ),
-                text,
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// `text`'s lines with the ones continued by a trailing `\` joined, each
-/// with its line number (of its first line).
-fn joined_lines(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut cur: Option<(usize, String)> = None;
-    for (i, l) in text.lines().enumerate() {
-        let (n, mut s) = cur.take().unwrap_or((i + 1, String::new()));
-        match l.trim_end().strip_suffix('\\') {
-            Some(head) => {
-                s.push_str(head);
-                s.push(' ');
-                cur = Some((n, s));
-            }
-            None => {
-                s.push_str(l);
-                out.push((n, s));
-            }
-        }
-    }
-    out.extend(cur);
-    out
-}
-
-/// Every command line of scripts/*.sh and src/pair/*.rs, with sample
+/// Every command line of scripts/*.sh and kit/src/pair/*.rs, with sample
 /// values for their variables (and every value a loop gives them): they
 /// must all parse, and bench's and rping's resolve.
 #[test]
 fn script_invocations_still_parse() {
     let lines = [
-        // scripts/guest-bench.sh (ours), src/pair/bench.rs (ours)
+        // scripts/guest-bench.sh (ours), kit/src/pair/bench.rs (ours)
         "bench --listen 192.0.2.1:18601 --op send --mode lat --size 2 --iters 1000 --depth 16",
         "bench --connect 192.0.2.1:18601 --op send --mode lat --size 2 --iters 1000 --depth 16 --json --samples-to /tmp/samples-send.txt",
         "bench --listen 192.0.2.1:18602 --op write --mode pingpong --size 2 --iters 1000 --depth 16",
@@ -98,17 +49,11 @@ fn script_invocations_still_parse() {
         "bench --listen 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16",
         "bench --connect 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16 --json",
         "bench --connect 192.0.2.2:7801 --op fadd --mode lat --size 8 --iters 1000 --depth 16 --json",
-        // scripts/guest-pair.sh
-        "pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests ''",
-        "pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests rping_across,bench_across",
-        "agent --ctl /tmp/ctl",
         // scripts/guest-tests.sh
         "devices --brief",
         "devices --verbs --brief",
         "devices",
         "devices --verbs",
-        "abi",
-        "errno-check",
         "kernel-echo --listen 192.0.2.1:7471 --count 6",
         "kernel-echo --listen 192.0.2.1:7473 --count 1 --resp 8 --init 16",
         "kernel-echo --listen 192.0.2.1:7474 --count 3 --sink --seed 5 --poll",
@@ -160,24 +105,6 @@ fn script_invocations_still_parse() {
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7708 --json --op send --mode bw --size 65536 --iters 64 --depth 8",
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7709 --json --op write --mode bw --size 65536 --iters 64 --depth 8",
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7710 --json --op read --mode bw --size 65536 --iters 64 --depth 8",
-        "hostile --verbose --seconds 60 --port 7700 --seed 12345",
-        "hostile --verbose --seconds 60 --port 7700 --seed 1 --lie grant-max,honest",
-        "listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed 7",
-        "fuzz --seconds 20 --count 1000000000 --fds 4 --port-base 20000",
-        "cycles --count 10 --port 7620",
-        "cycles --count 100 --port 7620",
-        "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv",
-        "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv --no-atomics",
-        "recv-race --file /tmp/big --rounds 8",
-        "credit-livelock",
-        "--eintr-on-usr1 block --case connect-resolve --port 7661 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case connect-establish --port 7662 --signal-after-ms 300 --prompt-ms 15000",
-        "--eintr-on-usr1 block --case send-credits --port 7663 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case rdma --port 7664 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case atomic --port 7665 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case bench --port 7666 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case send-queued --port 7667 --signal-after-ms 300",
-        "--eintr-on-usr1 block --case op-queued --port 7668 --signal-after-ms 300 --poll",
         // scripts/guest-tests.sh, the demo
         "serve --listen 192.0.2.1:7600 --mode echo --count 3",
         "kernel-ping --connect 192.0.2.1:7600 --sizes 1,65536,1048576",
@@ -190,7 +117,7 @@ fn script_invocations_still_parse() {
         // scripts/bench.sh
         "bench-report /tmp/run/bench.jsonl",
         "bench-plot /tmp/run --out /tmp/run/plots",
-        // src/pair/tests.rs
+        // kit/src/pair/tests.rs
         "devices --brief",
         "kernel-echo --count 7 --listen 192.0.2.2:7801",
         "kernel-ping --seed 3 --sizes 0,1,4097,65537,1048577,2097151,2097152 --connect 192.0.2.2:7801",
@@ -232,14 +159,13 @@ fn script_invocations_still_parse() {
 
 /// The scripts' functions that pass their arguments on to the tool, and
 /// the subcommands they run with them.
-const HELPERS: [(&str, &[&str]); 8] = [
+const HELPERS: [(&str, &[&str]); 7] = [
     ("start_echo", &["kernel-echo"]),
     ("start_target", &["kernel-target"]),
     ("bad_access", &["kernel-target"]),
     ("initiator", &["kernel-initiator"]),
     ("start_serve", &["serve"]),
     ("bench_pair", &["bench"]),
-    ("sig_case", &["block"]),
     ("interrupted_recv", &["kernel-echo", "kernel-ping"]),
 ];
 
@@ -250,39 +176,6 @@ fn is_tool(word: &str) -> bool {
     w == "$TOOL" || w.ends_with("/rdma-krust")
 }
 
-/// The options (`--long` and `-s` forms, aliases too) `sub` takes,
-/// including the global ones.
-fn options(cmd: &clap::Command, sub: &str) -> Option<BTreeSet<String>> {
-    let s = cmd.find_subcommand(sub)?;
-    let mut out = BTreeSet::new();
-    for a in cmd.get_arguments().chain(s.get_arguments()) {
-        for l in a
-            .get_long()
-            .into_iter()
-            .chain(a.get_all_aliases().unwrap_or_default())
-        {
-            out.insert(format!("--{l}"));
-        }
-        for c in a
-            .get_short()
-            .into_iter()
-            .chain(a.get_all_short_aliases().unwrap_or_default())
-        {
-            out.insert(format!("-{c}"));
-        }
-    }
-    Some(out)
-}
-
-/// Where a shell word ends the command it is part of: a redirection, a
-/// pipe, a list operator, the end of a command substitution.
-fn ends_command(w: &str) -> bool {
-    w.contains('>')
-        || w.contains('<')
-        || w.starts_with('#')
-        || matches!(w, "|" | "||" | "&&" | "&" | ";")
-}
-
 /// Every option the scripts give the tool, directly or through a helper,
 /// is one the subcommand takes: a script line that a change of the CLI
 /// broke fails here, even one not in the list above. (Values are not
@@ -291,110 +184,17 @@ fn ends_command(w: &str) -> bool {
 fn script_options_exist() {
     let mut cmd = Cli::command();
     cmd.build();
-    let mut seen = 0;
-    for (name, text) in files("scripts", ".sh") {
-        for (n, line) in joined_lines(&text) {
-            if line.trim_start().starts_with('#') {
-                continue;
-            }
-            let words: Vec<&str> = line.split_whitespace().collect();
-            for (i, w) in words.iter().enumerate() {
-                // `out=$("$TOOL" ...`, `j=$(bench_pair ...`: the command in
-                // the substitution.
-                let w = w.rsplit("$(").next().unwrap_or(w);
-                // The subcommands, and where their arguments start.
-                let (subs, from): (Vec<&str>, usize) = if is_tool(w) {
-                    // Global options first, then the subcommand.
-                    let takes_value = |g: &str| {
-                        cmd.get_arguments().any(|a| {
-                            a.get_long().is_some_and(|l| g == format!("--{l}"))
-                                && a.get_action().takes_values()
-                        })
-                    };
-                    let mut j = i + 1;
-                    while let Some(g) = words.get(j).filter(|g| g.starts_with('-')) {
-                        j += if takes_value(g) { 2 } else { 1 };
-                    }
-                    match words.get(j).map(|s| s.trim_end_matches(')')) {
-                        Some(s) if s.chars().all(|c| c.is_ascii_lowercase() || c == '-') => {
-                            (vec![s], i + 1)
-                        }
-                        // "$sender", `]`, the end of a message: not a
-                        // literal subcommand.
-                        _ => continue,
-                    }
-                } else {
-                    match HELPERS.iter().find(|(h, _)| *h == w) {
-                        Some((_, subs)) => (subs.to_vec(), i + 1),
-                        None => continue,
-                    }
-                };
-                seen += 1;
-                for sub in subs {
-                    let known = options(&cmd, sub)
-                        .unwrap_or_else(|| panic!("{name}:{n}: no subcommand {sub}: {line}"));
-                    for word in &words[from..] {
-                        let a = word.trim_end_matches(')');
-                        if ends_command(a) {
-                            break;
-                        }
-                        let flag = a.split('=').next().unwrap_or(a);
-                        let is_flag = flag.len() > 1
-                            && flag.starts_with('-')
-                            && !flag[1..].starts_with(|c: char| c.is_ascii_digit());
-                        assert!(
-                            !is_flag || known.contains(flag),
-                            "{name}:{n}: {sub} takes no {flag}: {line}"
-                        );
-                        // The end of a command substitution.
-                        if a.len() < word.len() {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
+    let seen =
+        cmdscan::check_script_options(&cmd, is_tool, &HELPERS).unwrap_or_else(|e| panic!("{e}"));
     // The suites run the tool a few hundred times; finding a handful would
     // mean the scan missed them.
     assert!(seen > 100, "only {seen} invocations found in scripts/*.sh");
 }
 
-/// The tool's command lines that README.md and Documentation/*.rst quote
-/// (literal blocks: `rdma-krust ...`, after `A$ `, `sudo `,
-/// `target/release/`), with their continuations, comments and trailing `&`
-/// off.
-fn doc_command_lines() -> Vec<(String, usize, String)> {
-    let mut docs = files("Documentation", ".rst");
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap_or_default();
-    docs.push(("README.md".into(), readme));
-    let mut out = Vec::new();
-    for (name, text) in docs {
-        for (n, line) in joined_lines(&text) {
-            // A literal block's line is indented; README's code block
-            // names the binary by its path.
-            if !line.starts_with(' ') && !line.starts_with("target/release/") {
-                continue;
-            }
-            let mut l = line.trim();
-            for prefix in ["A$ ", "B$ ", "sudo ", "target/release/"] {
-                l = l.strip_prefix(prefix).unwrap_or(l);
-            }
-            let Some(args) = l.strip_prefix("rdma-krust ") else {
-                continue;
-            };
-            let args = args.split(" #").next().unwrap_or(args).trim();
-            let args = args.strip_suffix('&').unwrap_or(args).trim();
-            out.push((name.clone(), n, args.to_string()));
-        }
-    }
-    out
-}
-
 /// Every command line the documentation quotes parses and resolves.
 #[test]
 fn documented_command_lines_parse() {
-    let lines = doc_command_lines();
+    let lines = cmdscan::doc_command_lines("rdma-krust");
     for (name, n, l) in &lines {
         if let Err(e) = parse(l) {
             panic!("{name}:{n}: rdma-krust {l}: {e}");
@@ -466,6 +266,10 @@ fn scanners() {
         "\"$ROOT/userspace-peer/target/release/rdma-krust\""
     ));
     assert!(!is_tool("TOOL=$ROOT/x"));
+    assert!(!is_tool("\"$KIT\""));
+    assert!(!is_tool(
+        "\"$ROOT/userspace-peer/target/release/rdma-krust-kit\""
+    ));
     let mut cmd = Cli::command();
     cmd.build();
     let b = options(&cmd, "bench").unwrap();

@@ -1,27 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust`: drives the rdma_krust kernel module through
-//! `/dev/rdma_krust`, and looks at the same RDMA devices through libibverbs.
+//! `rdma-krust`, the user's tool: drives the rdma_krust kernel module
+//! through `/dev/rdma_krust`, and looks at the same RDMA devices through
+//! libibverbs. Its commands are the ones a user runs (devices, the kernel
+//! and userspace ends of a connection, rping, bench and its reports); the
+//! tests' own (fuzz, stress, races, faults, the two-host suite) are the
+//! test kit's, `rdma-krust-kit`. What both share is the `krust` library.
 
 mod benchcmd;
 #[cfg(test)]
 mod cmdlines;
-mod errno_check;
-mod faults;
-mod fuzz;
-mod hostile;
-mod pair;
 #[cfg(feature = "plot")]
 mod plot;
-mod race;
 mod rawping;
 mod rping;
-mod stress;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use clap::{Parser, Subcommand};
 use krust::kdev::KrustDev;
-use krust::opts::{DevArgs, GLOBAL};
+use krust::opts::DevArgs;
 use krust::scenario::{self, InitiatorArgs};
 use krust::{abi, addr, bench, exit, opts, table, upeer, verbs};
 use std::process::ExitCode;
@@ -35,7 +32,9 @@ pub struct Cli {
 
     /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
     /// ioctl it interrupts returns and its EINTR is printed (for the tests).
-    #[arg(long, global = true, help_heading = GLOBAL)]
+    /// Hidden: a test kit option (`rdma-krust-kit --eintr-on-usr1`), taken
+    /// here too for the tests that interrupt a `kernel-echo`.
+    #[arg(long, global = true, hide = true)]
     pub eintr_on_usr1: bool,
 
     #[command(subcommand)]
@@ -57,10 +56,6 @@ pub enum Cmd {
         #[arg(short = 'j', long)]
         json: bool,
     },
-    /// Check that the module and this tool agree on the ioctl ABI.
-    Abi,
-    /// Issue every invalid ioctl of the ABI table and check each errno.
-    ErrnoCheck,
     /// In-kernel passive side: listen, accept one connection, echo messages.
     KernelEcho {
         /// Address and port to listen on.
@@ -208,50 +203,6 @@ pub enum Cmd {
         /// --msg-timeout-ms).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
-    },
-    /// Fuzz the ioctls: real and random commands, bad and boundary
-    /// arguments, across several files, some of them connected.
-    Fuzz(fuzz::FuzzArgs),
-    /// Connect two files of the module, exchange a message, disconnect,
-    /// close; over and over.
-    Cycles(stress::CyclesArgs),
-    /// Many threads on several connections at once, mixing SEND/RECV, RDMA
-    /// and fetch-and-add; every message, byte and sum checked.
-    Stress(stress::StressArgs),
-    /// Block in one of the module's waits until a signal (SIGUSR1, with
-    /// --eintr-on-usr1) interrupts it; check EINTR and the file afterwards.
-    Block(stress::BlockArgs),
-    /// A user copy of the module's that stalls on a userfaultfd page while
-    /// the device is removed (the test deletes it): the removal must not
-    /// wait for the copy.
-    Stall(faults::StallArgs),
-    /// Fail each allocation of a CONNECT, SEND or RECV in turn (fail-nth, a kernel
-    /// with CONFIG_FAULT_INJECTION): every call succeeds or fails with an
-    /// errno and leaves the connection whole.
-    FailSweep(faults::SweepArgs),
-    /// Two threads receive on one file at once while the peer sends a
-    /// two-fragment message and a small one; each must get a whole one.
-    RecvRace(stress::RaceArgs),
-    /// Two files that both SEND and never read: each SEND short of credits
-    /// must time out.
-    CreditLivelock(stress::LivelockArgs),
-    /// A peer that breaks the message protocol in every way it knows,
-    /// against files of the module, while a bystander connection checks
-    /// that only the lying connections pay (EPROTO).
-    Hostile(hostile::HostileArgs),
-    /// Close a listening file while a connect to it is being handled, over
-    /// and over (then delete the device: it must go).
-    ListenCloseRace(race::ListenRaceArgs),
-    /// Open TCP connections to an iWARP listener and reset each before its
-    /// MPA request, as a port scan does: the listener must stay.
-    TcpReset(race::TcpResetArgs),
-    /// The two-host suite, on guest A (`scripts/qemu-test.sh --pair`).
-    Pair(pair::PairArgs),
-    /// Guest B of a pair: run guest A's requests from a shared directory.
-    Agent {
-        /// The directory shared with guest A.
-        #[arg(long)]
-        ctl: std::path::PathBuf,
     },
 }
 
@@ -476,18 +427,6 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Abi => {
-            let v = o.open()?.version()?;
-            let mismatches = abi_mismatches(&v);
-            for m in &mismatches {
-                println!("mismatch: {m}");
-            }
-            if !mismatches.is_empty() {
-                bail!("the module and this tool disagree on the ioctl ABI");
-            }
-            println!("ABI version {}: {} commands agree", v.abi_version, v.n_cmds);
-            Ok(())
-        }
         Cmd::KernelEcho {
             listen,
             count,
@@ -626,7 +565,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         #[cfg(not(feature = "plot"))]
         Cmd::BenchPlot { .. } => {
-            bail!("built without plots: cargo build --release --features plot")
+            anyhow::bail!("built without plots: cargo build --release --features plot")
         }
         Cmd::BenchReport { input } => {
             let runs = input
@@ -645,50 +584,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Fuzz(a) => fuzz::run(&o.dev, a),
-        Cmd::Cycles(a) => stress::cycles(&o.dev, &a),
-        Cmd::Stress(a) => stress::stress(&o.dev, &a),
-        Cmd::Block(a) => stress::block(&o.dev, &a, cli.eintr_on_usr1),
-        Cmd::Stall(a) => faults::stall(&o.dev, &a),
-        Cmd::FailSweep(a) => faults::fail_sweep(&o.dev, &a),
-        Cmd::RecvRace(a) => stress::recv_race(&o.dev, &a),
-        Cmd::CreditLivelock(a) => stress::credit_livelock(&o.dev, &a),
-        Cmd::Hostile(a) => hostile::run(&o.dev, &a),
-        Cmd::ListenCloseRace(a) => race::run(&o.dev, &a),
-        Cmd::TcpReset(a) => race::tcp_reset(&a),
-        Cmd::Pair(a) => pair::run(&a),
-        Cmd::Agent { ctl } => pair::agent(&ctl),
-        Cmd::ErrnoCheck => {
-            let dev = o.open()?;
-            let failed = errno_check::check_all(&dev)?;
-            if failed > 0 {
-                bail!("{failed} errno case(s) failed");
-            }
-            Ok(())
-        }
     }
-}
-
-/// Compares the module's view of the ABI (from `IOCTL_VERSION`) with ours.
-fn abi_mismatches(v: &abi::Version) -> Vec<String> {
-    let mut out = Vec::new();
-    if v.abi_version != abi::ABI_VERSION {
-        out.push(format!(
-            "ABI version: module {}, tool {}",
-            v.abi_version,
-            abi::ABI_VERSION
-        ));
-    }
-    let n = (v.n_cmds as usize).min(abi::MAX_CMDS);
-    let theirs = &v.cmds[..n];
-    if theirs != abi::ALL_CMDS {
-        out.push(format!(
-            "commands: module {:08x?}, tool {:08x?}",
-            theirs,
-            abi::ALL_CMDS
-        ));
-    }
-    out
 }
 
 /// `--help`'s description of the tool: what it is, then the exit statuses.
@@ -697,7 +593,8 @@ const LONG_ABOUT: &str = concat!(
     "Subcommands that use the module open /dev/rdma_krust (root only); \
      serve, ping, initiate and devices --verbs are a userspace RDMA peer \
      and do not. `bench` takes perftest's options, `rping` rping's. \
-     Documentation/user-guide.rst has every subcommand.\n\n",
+     Documentation/user-guide.rst has every subcommand; the tests' own \
+     (fuzz, stress, pair...) are rdma-krust-kit's.\n\n",
     exit::statuses!()
 );
 
@@ -781,8 +678,8 @@ mod tests {
 
     #[test]
     fn parses_dev_path_anywhere() {
-        let cli = Cli::try_parse_from(["rdma-krust", "abi", "--dev", "/tmp/x"]).unwrap();
-        assert_eq!(cli.cmd, Cmd::Abi);
+        let cli = Cli::try_parse_from(["rdma-krust", "devices", "--dev", "/tmp/x"]).unwrap();
+        assert!(matches!(cli.cmd, Cmd::Devices { .. }));
         assert_eq!(cli.globals.dev, "/tmp/x");
     }
 
@@ -842,7 +739,7 @@ mod tests {
             c => panic!("{c:?}"),
         }
         // The message waits, for every command.
-        let cli = Cli::try_parse_from(["rdma-krust", "--msg-timeout-ms", "3", "abi"]).unwrap();
+        let cli = Cli::try_parse_from(["rdma-krust", "--msg-timeout-ms", "3", "devices"]).unwrap();
         assert_eq!(cli.globals.msg_timeout_ms, 3);
     }
 
@@ -880,25 +777,47 @@ mod tests {
     }
 
     #[test]
-    fn abi_agreement_detects_differences() {
-        let mut v = abi::Version {
-            abi_version: abi::ABI_VERSION,
-            n_cmds: abi::ALL_CMDS.len() as u32,
-            ..Default::default()
-        };
-        v.cmds[..abi::ALL_CMDS.len()].copy_from_slice(abi::ALL_CMDS);
-        assert!(abi_mismatches(&v).is_empty());
+    fn help_lists_only_the_user_commands() {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "devices",
+                "kernel-echo",
+                "kernel-ping",
+                "serve",
+                "ping",
+                "raw-ping",
+                "initiate",
+                "rping",
+                "bench",
+                "bench-plot",
+                "bench-report",
+                "kernel-target",
+                "kernel-initiator",
+            ]
+        );
+        let help = Cli::command().render_long_help().to_string();
+        for kit in ["fuzz", "stress", "pair", "agent", "abi", "errno-check"] {
+            assert!(!help.contains(&format!("\n  {kit} ")), "{kit}: {help}");
+        }
+    }
 
-        let mut other = v;
-        other.abi_version += 1;
-        assert_eq!(abi_mismatches(&other).len(), 1);
-
-        let mut other = v;
-        other.cmds[1] ^= 1 << 16; // a different argument size
-        assert_eq!(abi_mismatches(&other).len(), 1);
-
-        let mut other = v;
-        other.n_cmds = 1;
-        assert_eq!(abi_mismatches(&other).len(), 1);
+    #[test]
+    fn eintr_on_usr1_is_taken_but_not_shown() {
+        let cli = Cli::try_parse_from([
+            "rdma-krust",
+            "--eintr-on-usr1",
+            "kernel-echo",
+            "--listen",
+            "192.0.2.1:7500",
+        ])
+        .unwrap();
+        assert!(cli.eintr_on_usr1);
+        let help = Cli::command().render_long_help().to_string();
+        assert!(!help.contains("--eintr-on-usr1"), "{help}");
     }
 }

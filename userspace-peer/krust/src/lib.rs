@@ -13,13 +13,15 @@
 //!   control messages, on a module connection or the userspace peer's;
 //! - helpers: addresses ([`addr`]), exit statuses and hints ([`exit`]),
 //!   errno names ([`errno`]), data patterns ([`pattern`]), device tables
-//!   ([`table`]), benchmark figures and reports ([`bench`]).
+//!   ([`table`]), benchmark figures and reports ([`bench`](mod@bench));
+//! - [`cmdscan`]: the binaries' command lines in the scripts and documents,
+//!   for the binaries' tests.
 
-#[allow(dead_code)]
 #[path = "../../../src/abi.rs"]
 pub mod abi;
 pub mod addr;
 pub mod bench;
+pub mod cmdscan;
 pub mod ctl;
 pub mod errno;
 pub mod exit;

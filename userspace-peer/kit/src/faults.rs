@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Tests of what rxe and siw never do on their own: a user copy that stalls
-//! while the device goes (`rdma-krust stall`, with userfaultfd), and an
-//! allocation that fails at each point in turn (`rdma-krust fail-sweep`,
+//! while the device goes (`rdma-krust-kit stall`, with userfaultfd), and an
+//! allocation that fails at each point in turn (`rdma-krust-kit fail-sweep`,
 //! with the kernel's `fail-nth`, Documentation/fault-injection/).
 
 use crate::stress::{addr_of, kernel_pair};
@@ -40,7 +40,7 @@ pub enum StallOp {
     WindowWrite,
 }
 
-/// The arguments of `rdma-krust stall`.
+/// The arguments of `rdma-krust-kit stall`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct StallArgs {
     /// The operation.
@@ -208,7 +208,7 @@ unsafe impl Send for Stalled {}
 // SAFETY: as above.
 unsafe impl Sync for Stalled {}
 
-/// `rdma-krust stall`: two files of the module connected over `--ip`, then
+/// `rdma-krust-kit stall`: two files of the module connected over `--ip`, then
 /// `--op` with a user buffer whose page at 64 KiB is missing and left to a
 /// userfaultfd. Prints `stalled` once the module's copy waits on that page,
 /// fills it once `--release` exists, and prints the operation's result,
@@ -280,7 +280,7 @@ pub enum SweepOp {
     Recv,
 }
 
-/// The arguments of `rdma-krust fail-sweep`.
+/// The arguments of `rdma-krust-kit fail-sweep`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct SweepArgs {
     /// The call whose allocations fail in turn.
@@ -338,7 +338,7 @@ impl FailNth {
     }
 }
 
-/// `rdma-krust fail-sweep`: two files of the module connected over `--ip`;
+/// `rdma-krust-kit fail-sweep`: two files of the module connected over `--ip`;
 /// for n = 1, 2, ... the n-th allocation of one `--op` call fails
 /// (`fail-nth`, counting only allocations with the module on the stack when
 /// `fail-nth`'s filters say so). The call must either succeed or fail with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust listen-close-race`: a listening file of the module is closed
+//! `rdma-krust-kit listen-close-race`: a listening file of the module is closed
 //! while a connection request to it is being handled, over and over.
 //!
 //! The module's CONNECT_REQUEST handler sets the connection up (QP,
@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
-/// The arguments of `rdma-krust listen-close-race`.
+/// The arguments of `rdma-krust-kit listen-close-race`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct ListenRaceArgs {
     /// Address to listen on and connect to.
@@ -45,7 +45,7 @@ pub struct ListenRaceArgs {
     pub trace: bool,
 }
 
-/// `rdma-krust listen-close-race`: prints how each round's connect ended.
+/// `rdma-krust-kit listen-close-race`: prints how each round's connect ended.
 pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
     let mut rng = Rng::new(a.seed);
     let addr = crate::stress::addr_of(a.ip, a.port);
@@ -104,7 +104,7 @@ pub fn run(path: &str, a: &ListenRaceArgs) -> Result<()> {
     Ok(())
 }
 
-/// The arguments of `rdma-krust tcp-reset`.
+/// The arguments of `rdma-krust-kit tcp-reset`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct TcpResetArgs {
     /// The iWARP listener's address.
@@ -118,7 +118,7 @@ pub struct TcpResetArgs {
     pub count: u32,
 }
 
-/// `rdma-krust tcp-reset`: open TCP connections to an iWARP listener and
+/// `rdma-krust-kit tcp-reset`: open TCP connections to an iWARP listener and
 /// reset each at once (`SO_LINGER` 0, then close), before any MPA request:
 /// what a port scan or a client that dies after its TCP handshake does.
 /// Prints how many connected and how many were refused; the listener must

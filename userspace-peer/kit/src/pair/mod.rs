@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust pair`: the two-host suite. It runs on guest A and drives
-//! guest B through B's agent (`rdma-krust agent`, see [`jobs`]); the two
+//! `rdma-krust-kit pair`: the two-host suite. It runs on guest A and drives
+//! guest B through B's agent (`rdma-krust-kit agent`, see [`jobs`]); the two
 //! guests are joined by a link that the host's relay (`krust-relay`) can
 //! make lossy or cut, by a control file this side writes.
 //!
 //! Each test is a Rust function of this module's table: it starts the
-//! tool's own subcommands on either guest (the same building blocks the
-//! one-guest suite uses), checks what both ends printed, and fails with
+//! user's tool's subcommands (`rdma-krust`, built next to this kit) on
+//! either guest (the same building blocks the one-guest suite uses),
+//! checks what both ends printed, and fails with
 //! the reason. The runner prints `RUN`, then `PASS` or `FAIL` per test,
 //! and ends with `N passed, N failed`. Bash only boots the guests, starts
 //! the relay and collects the results (`scripts/qemu-test.sh --pair`).
@@ -25,7 +26,7 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// The arguments of `rdma-krust pair`.
+/// The arguments of `rdma-krust-kit pair`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct PairArgs {
     /// The directory shared with the other guest's agent (and the relay's
@@ -58,6 +59,10 @@ type TestFn = fn(&mut Ctx) -> Result<()>;
 /// Runs only when named: the benchmark across hosts.
 const ON_DEMAND: &[(&str, TestFn)] = &[("bench_across", bench::bench_across)];
 
+/// The user's tool, whose commands the tests run: cargo builds it next to
+/// the kit (`target/release/`).
+const TOOL: &str = "rdma-krust";
+
 /// How long a listener may take to come up.
 const UP: Duration = Duration::from_secs(30);
 
@@ -67,7 +72,8 @@ pub struct Ctx {
     local: Host,
     rseq: u32,
     lseq: u32,
-    /// This tool, the same path on both guests (the host's root, shared).
+    /// The user's tool, `rdma-krust`, next to this kit: the same path on
+    /// both guests (the host's root, shared).
     tool: String,
     me: Ipv4Addr,
     peer: Ipv4Addr,
@@ -92,7 +98,7 @@ impl Ctx {
         self.local.spawn(self.lseq, &format!("A: {label}"), cmd)
     }
 
-    /// `TOOL ARGS` as a command line.
+    /// `rdma-krust ARGS` as a command line.
     fn tool(&self, args: &str) -> String {
         format!("{} {args}", self.tool)
     }
@@ -132,7 +138,7 @@ fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// `rdma-krust pair`.
+/// `rdma-krust-kit pair`.
 pub fn run(a: &PairArgs) -> Result<()> {
     if a.list {
         for (name, _) in tests::ALL {
@@ -158,7 +164,8 @@ pub fn run(a: &PairArgs) -> Result<()> {
     };
     std::fs::create_dir_all(&a.work)?;
     let tool = std::env::current_exe()
-        .context("the tool's own path")?
+        .context("the kit's own path")?
+        .with_file_name(TOOL)
         .display()
         .to_string();
     let mut ctx = Ctx {

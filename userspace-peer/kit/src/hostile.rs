@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust hostile`: a peer that speaks the module's message protocol
+//! `rdma-krust-kit hostile`: a peer that speaks the module's message protocol
 //! (`Documentation/wire-protocol.rst`) over librdmacm and libibverbs, and
 //! lies.
 //!
@@ -38,7 +38,7 @@ const FRAG: usize = RECV_BUF - HDR;
 /// Every wait of the module's file in a round.
 const WAIT_MS: u32 = 20_000;
 
-/// The arguments of `rdma-krust hostile`.
+/// The arguments of `rdma-krust-kit hostile`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct HostileArgs {
     /// Address of the RDMA device's interface: both ends use it.
@@ -542,7 +542,7 @@ fn bystander(path: &str, a: &HostileArgs, stop: &AtomicBool) -> Result<u64> {
     Ok(n)
 }
 
-/// `rdma-krust hostile`.
+/// `rdma-krust-kit hostile`.
 pub fn run(path: &str, a: &HostileArgs) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let by = {

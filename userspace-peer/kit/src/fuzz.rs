@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust fuzz`: an ioctl fuzzer for `/dev/rdma_krust`.
+//! `rdma-krust-kit fuzz`: an ioctl fuzzer for `/dev/rdma_krust`.
 //!
 //! It issues, in random order across several open files, the real commands
 //! of `src/abi.rs` and random command numbers, with arguments that are NULL,
@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The arguments of `rdma-krust fuzz`.
+/// The arguments of `rdma-krust-kit fuzz`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct FuzzArgs {
     /// Stop after this many seconds.

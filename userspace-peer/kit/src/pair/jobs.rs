@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Jobs on either guest of a pair: commands run here, or on the other guest
-//! through its agent (`rdma-krust agent`), with one interface.
+//! through its agent (`rdma-krust-kit agent`), with one interface.
 //!
 //! The agent and the driver share a directory (a 9p share of the host that
 //! both guests mount, uncached), so the control path does not cross the
@@ -71,7 +71,7 @@ fn status_code(s: std::process::ExitStatus) -> i32 {
     s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
 }
 
-/// `rdma-krust agent`: runs the driver's requests from `dir` until `stop`.
+/// `rdma-krust-kit agent`: runs the driver's requests from `dir` until `stop`.
 pub fn agent(dir: &Path) -> Result<()> {
     let mut next = 1u32;
     let mut running: BTreeMap<u32, Child> = BTreeMap::new();

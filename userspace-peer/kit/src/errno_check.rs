@@ -2,7 +2,7 @@
 
 //! The table of invalid ioctls and the errno each must return.
 //!
-//! `Documentation/ioctl-abi.rst` lists the same rows. `rdma-krust
+//! `Documentation/ioctl-abi.rst` lists the same rows. `rdma-krust-kit
 //! errno-check` runs them against the loaded module.
 
 use anyhow::{bail, Context, Result};

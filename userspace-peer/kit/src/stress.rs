@@ -2,17 +2,17 @@
 
 //! Hardening runs of the module, each checking every result:
 //!
-//! - `rdma-krust cycles`: connect, exchange one message, disconnect, close,
+//! - `rdma-krust-kit cycles`: connect, exchange one message, disconnect, close,
 //!   over and over (the guest test measures slab growth around it);
-//! - `rdma-krust stress`: several connections, several threads on each of
+//! - `rdma-krust-kit stress`: several connections, several threads on each of
 //!   their files at once, mixing SEND/RECV, RDMA WRITE then READ back, and
 //!   fetch-and-add; every message, byte and sum is verified;
-//! - `rdma-krust block`: puts one ioctl in one of the module's waits so a
+//! - `rdma-krust-kit block`: puts one ioctl in one of the module's waits so a
 //!   signal can interrupt it, then checks `EINTR` and what the file can do
 //!   afterwards;
-//! - `rdma-krust recv-race`: two receivers on one file at once, each of
+//! - `rdma-krust-kit recv-race`: two receivers on one file at once, each of
 //!   which must get a whole message;
-//! - `rdma-krust credit-livelock`: two files that both SEND and never read,
+//! - `rdma-krust-kit credit-livelock`: two files that both SEND and never read,
 //!   whose SENDs must time out.
 //!
 //! What the module allows concurrently on one file (`src/conn/`): SENDs
@@ -111,7 +111,7 @@ fn wait_closed(dev: &KrustDev) -> Result<()> {
 
 // --- cycles -------------------------------------------------------------------
 
-/// The arguments of `rdma-krust cycles`.
+/// The arguments of `rdma-krust-kit cycles`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct CyclesArgs {
     /// Connect/disconnect cycles.
@@ -178,7 +178,7 @@ pub fn cycles(path: &str, a: &CyclesArgs) -> Result<()> {
 
 // --- stress -------------------------------------------------------------------
 
-/// The arguments of `rdma-krust stress`.
+/// The arguments of `rdma-krust-kit stress`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct StressArgs {
     /// Connections, each between a listening and a connecting file of the
@@ -760,7 +760,7 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
 
 // --- recv-race ----------------------------------------------------------------
 
-/// The arguments of `rdma-krust recv-race`.
+/// The arguments of `rdma-krust-kit recv-race`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct RaceArgs {
     /// Address to listen on and connect to.
@@ -912,7 +912,7 @@ pub fn recv_race(path: &str, a: &RaceArgs) -> Result<()> {
 
 // --- credit-livelock ----------------------------------------------------------
 
-/// The arguments of `rdma-krust credit-livelock`.
+/// The arguments of `rdma-krust-kit credit-livelock`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct LivelockArgs {
     /// Address to listen on and connect to.
@@ -1016,7 +1016,7 @@ pub fn credit_livelock(path: &str, a: &LivelockArgs) -> Result<()> {
 
 // --- block --------------------------------------------------------------------
 
-/// The arguments of `rdma-krust block`.
+/// The arguments of `rdma-krust-kit block`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct BlockArgs {
     /// The wait to block in.
