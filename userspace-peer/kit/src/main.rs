@@ -26,7 +26,12 @@ use std::process::ExitCode;
 
 /// The test kit of the rdma_krust kernel module.
 #[derive(Parser, Debug)]
-#[command(name = "rdma-krust-kit", version, about, long_about = LONG_ABOUT)]
+#[command(
+    name = "rdma-krust-kit",
+    version,
+    about = "The test kit of the rdma_krust kernel module: the commands only its tests run",
+    long_about = LONG_ABOUT
+)]
 pub struct Cli {
     #[command(flatten)]
     pub globals: DevArgs,
