@@ -49,7 +49,7 @@ boots=${KRUST_BENCH_BOOTS:-3}
 
 # The plotting code is a cargo feature, so the test suite does not build it;
 # its binary has a target directory of its own.
-(cd "$ROOT/userspace-peer" && cargo build --release --quiet --features plot --target-dir target/plot)
+(cd "$ROOT/userspace-peer" && cargo build --release --quiet -p rdma-krust --features plot --target-dir target/plot)
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
 runs=()
 for i in $(seq 1 "$boots"); do

@@ -7,9 +7,9 @@
 
 # --- a user copy stalled while the device leaves ------------------------------
 
-# stall_case OP EXPECT: `rdma-krust stall --op OP` on a fresh device of the
-# provider: the operation's user buffer has a missing page at 64 KiB that a
-# userfaultfd holds back, so the module's copy to or from user memory waits
+# stall_case OP EXPECT: `rdma-krust-kit stall --op OP` on a fresh device of
+# the provider: the operation's user buffer has a missing page at 64 KiB that
+# a userfaultfd holds back, so the module's copy to or from user memory waits
 # on it. Meanwhile the device is deleted: the deletion must finish while the
 # copy still waits (nothing of the device may be held across a user copy).
 # Then the page is filled, and the operation must end with EXPECT ("ok", or
@@ -19,7 +19,7 @@ stall_case() {
 	local pid del t res
 	rm -f "$rel"
 	veth_dev ${PROV}14 14 198.51.100.33
-	"$TOOL" stall --op "$op" --ip 198.51.100.33 --release "$rel" >"$out" 2>&1 &
+	"$KIT" stall --op "$op" --ip 198.51.100.33 --release "$rel" >"$out" 2>&1 &
 	pid=$!
 	if ! wait_for 30 grep -q '^stalled' "$out"; then
 		kill $pid 2>/dev/null
@@ -130,11 +130,11 @@ fi_off() {
 	echo
 }
 
-# sweep OP: `rdma-krust fail-sweep --op OP` on $DEV, fail-nth armed for
+# sweep OP: `rdma-krust-kit fail-sweep --op OP` on $DEV, fail-nth armed for
 # each allocation of the call in turn.
 sweep() {
 	local out rc
-	out=$(run_bounded 600 "$TOOL" fail-sweep --op "$1" --ip "$IP" --port 7965) && rc=0 || rc=$?
+	out=$(run_bounded 600 "$KIT" fail-sweep --op "$1" --ip "$IP" --port 7965) && rc=0 || rc=$?
 	echo "$out" | tail -3 | sed "s/^/  $1: /"
 	[ $rc = 0 ] || fail "fail-sweep --op $1 failed ($rc)"
 	grep -q '^fail-sweep: every one of [1-9][0-9]* point(s) failed in turn' <<<"$out" ||
@@ -249,9 +249,9 @@ test_fault_injection() {
 		b=(${benches[round % 3]})
 		fi_pair "bench ${b[*]}" bench --timeout-ms 10000 --listen "$IP:$((port + 3))" --op ${b[0]} --mode ${b[1]} \
 			-s ${b[2]} -n 200 -- bench --timeout-ms 10000 --connect "$IP:$((port + 3))" --op ${b[0]} --mode ${b[1]} -s ${b[2]} -n 200 || break
-		fi_run "stress" 90 "$TOOL" --msg-timeout-ms 5000 stress --fds 2 --threads 3 --seconds 5 --port $((7900 + round % 10 * 4)) \
+		fi_run "stress" 90 "$KIT" --msg-timeout-ms 5000 stress --fds 2 --threads 3 --seconds 5 --port $((7900 + round % 10 * 4)) \
 			--max-msg 300000 "${atom[@]}" || break
-		fi_run "cycles" 90 "$TOOL" cycles --count 5 --port 7968 --size 65537 || break
+		fi_run "cycles" 90 "$KIT" cycles --count 5 --port 7968 --size 65537 || break
 		if [ $((round % 3)) = 0 ]; then
 			fi_device_removal || break
 		fi

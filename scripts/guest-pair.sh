@@ -5,7 +5,8 @@
 # guest-init.sh: loads the module, puts rxe on the NIC, then runs the tests
 # (role a) or the agent that carries out A's requests (role b).
 
-TOOL=$KRUST_ROOT/userspace-peer/target/release/rdma-krust
+# The test kit: `pair` runs rdma-krust's commands, from next to it.
+KIT=$KRUST_ROOT/userspace-peer/target/release/rdma-krust-kit
 export KRUST_KO=$KRUST_ROOT/rdma_krust.ko
 
 echo "guest $KRUST_ROLE: $(uname -r), $KRUST_IP on $KRUST_NIC, $(nproc) CPU(s)"
@@ -16,7 +17,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 if [ "$KRUST_ROLE" = a ]; then
-	"$TOOL" pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests "${KRUST_TESTS:-}" 2>&1
+	"$KIT" pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests "${KRUST_TESTS:-}" 2>&1
 else
-	"$TOOL" agent --ctl /tmp/ctl >"$KRUST_OUT/agent.log" 2>&1
+	"$KIT" agent --ctl /tmp/ctl >"$KRUST_OUT/agent.log" 2>&1
 fi

@@ -16,6 +16,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KO=$ROOT/rdma_krust.ko
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
+# The test kit: the commands only the tests run (fuzz, stress, block...).
+KIT=$ROOT/userspace-peer/target/release/rdma-krust-kit
 OUT=${KRUST_OUT:-/tmp}
 NIC=${KRUST_NIC:-}
 IP=${KRUST_IP:-192.0.2.1}
@@ -277,7 +279,7 @@ test_load_unload() {
 test_abi_agreement() {
 	ensure_loaded
 	local out
-	out=$("$TOOL" abi) || fail "rdma-krust abi failed: $out"
+	out=$("$KIT" abi) || fail "rdma-krust-kit abi failed: $out"
 	expect_eq "$out" "ABI version 9: 17 commands agree" "abi output"
 }
 
@@ -321,7 +323,7 @@ test_device_attrs_match_verbs() {
 test_errno_table() {
 	ensure_loaded
 	local out
-	out=$("$TOOL" errno-check)
+	out=$("$KIT" errno-check)
 	local rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "errno-check failed"
@@ -1430,22 +1432,22 @@ test_read_stream_peer_killed() {
 	[ "$reads" -gt 0 ] || fail "no round got its READs going before the kill"
 }
 
-# rdma-krust hostile for KRUST_HOSTILE_SECONDS (60): a userspace peer that
-# speaks the message protocol and lies (grants of u32::MAX, 1 and random,
-# lengths over the maximum, fragments out of order, duplicated, missing or
-# longer than announced, unknown flags and versions, FIRST in the middle,
-# garbage, credit messages with data and in a flood, a disconnect in the
-# middle of a message), one lie per connection, the module listening and
-# connecting by turns. The module's file must get the honest messages
-# intact, then EPROTO (ECONNRESET for the disconnect) with the connection
-# closed on it; a bystander connection of the module echoes pattern messages
-# throughout and checks every byte. Then the module unloads: no file, id or
-# reference leaked. The module logs the violations, rate-limited.
+# rdma-krust-kit hostile for KRUST_HOSTILE_SECONDS (60): a userspace peer
+# that speaks the message protocol and lies (grants of u32::MAX, 1 and
+# random, lengths over the maximum, fragments out of order, duplicated,
+# missing or longer than announced, unknown flags and versions, FIRST in the
+# middle, garbage, credit messages with data and in a flood, a disconnect in
+# the middle of a message), one lie per connection, the module listening and
+# connecting by turns. The module's file must get the honest messages intact,
+# then EPROTO (ECONNRESET for the disconnect) with the connection closed on
+# it; a bystander connection of the module echoes pattern messages throughout
+# and checks every byte. Then the module unloads: no file, id or reference
+# leaked. The module logs the violations, rate-limited.
 test_hostile_peer_costs_only_its_connection() {
 	ensure_loaded
 	local secs=${KRUST_HOSTILE_SECONDS:-60} out rc last n
 	# --verbose: a line per round before it runs, so a hang shows where.
-	out=$(timeout $((secs + 120)) "$TOOL" hostile --verbose --seconds "$secs" --port 7700 \
+	out=$(timeout $((secs + 120)) "$KIT" hostile --verbose --seconds "$secs" --port 7700 \
 		--seed "${KRUST_HOSTILE_SEED:-$RANDOM}" ${KRUST_HOSTILE_LIES:+--lie "$KRUST_HOSTILE_LIES"} 2>&1) &&
 		rc=0 || rc=$?
 	grep -v '^negotiated \|^hostile: round ' <<<"$out" | sed 's/^/  /'
@@ -1483,7 +1485,7 @@ test_listener_close_races_connect() {
 	ensure_loaded
 	veth_dev ${PROV}12 12 198.51.100.25
 	local out t rc=0
-	out=$(run_bounded 300 "$TOOL" listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed "$RANDOM") ||
+	out=$(run_bounded 300 "$KIT" listen-close-race --ip 198.51.100.25 --port 7720 --rounds 300 --seed "$RANDOM") ||
 		fail "listen-close-race failed: $out"
 	echo "$out" | sed 's/^/  /'
 	# A listener that goes refuses or resets a request; none is left to
@@ -1521,7 +1523,7 @@ test_tcp_reset_before_mpa() {
 	ensure_loaded
 	start_echo 7740 1
 	local out
-	out=$(run_bounded 120 "$TOOL" tcp-reset --ip "$IP" --port 7740 --count 300) &&
+	out=$(run_bounded 120 "$KIT" tcp-reset --ip "$IP" --port 7740 --count 300) &&
 		[[ "$out" =~ ^tcp-reset:\ 300\ connections:\ reset\ 300$ ]] &&
 		echo "  $out" &&
 		out=$("$TOOL" kernel-ping --connect "$IP:7740" --sizes 65536 2>&1) || {
@@ -1631,19 +1633,19 @@ test_uapi_header_c_program() {
 	expect_eq "$(grep -c '^device ' <<<"$out")" "$("$TOOL" devices -j | grep -o '"name"' | wc -l)" "devices listed, against rdma-krust devices -j"
 }
 
-# The ioctl fuzzer (rdma-krust fuzz) for KRUST_FUZZ_SECONDS (20), seeded with
-# KRUST_FUZZ_SEED if set (the seed a run prints replays its decisions), every
-# call printed if KRUST_FUZZ_TRACE is set (its --trace): real and
+# The ioctl fuzzer (rdma-krust-kit fuzz) for KRUST_FUZZ_SECONDS (20), seeded
+# with KRUST_FUZZ_SEED if set (the seed a run prints replays its decisions),
+# every call printed if KRUST_FUZZ_TRACE is set (its --trace): real and
 # random command numbers; arguments at NULL, unmapped and kernel addresses,
 # misaligned, cut short by a PROT_NONE page, read-only, or valid with random
 # and boundary fields; across four files that connect to each other (event
 # driven or busy-polling, raw or not), expose windows and are closed at
 # random. Proves no input crashes the module or trips a kernel check (the
 # splat scan), hangs it (the fuzzer's watchdog, the timeout), or gets an
-# errno outside the sane set; that bad pointers get exactly EFAULT and
-# random numbers ENOTTY or EINVAL; that every ABI command was exercised; and
-# that afterwards the module still moves data, then unloads and loads again
-# (no file or reference leaked).
+# errno outside the sane set; that bad pointers get exactly EFAULT and random
+# numbers ENOTTY or EINVAL; that every ABI command was exercised; and that
+# afterwards the module still moves data, then unloads and loads again (no
+# file or reference leaked).
 test_ioctl_fuzz() {
 	ensure_loaded
 	local secs=${KRUST_FUZZ_SECONDS:-20} out rc last
@@ -1652,7 +1654,7 @@ test_ioctl_fuzz() {
 	# sockets (iWARP), the kernel log's end; then each file's CONN_INFO.
 	out=$(KRUST_FUZZ_ON_HANG='for t in /proc/$FUZZ_PID/task/*; do echo "task ${t##*/}:"; cat $t/stack; done
 		rdma res show qp; rdma res show cm_id; ss -tnoi; dmesg | tail -20' \
-		timeout $((secs + 120)) "$TOOL" fuzz --seconds "$secs" --count 1000000000 \
+		timeout $((secs + 120)) "$KIT" fuzz --seconds "$secs" --count 1000000000 \
 		--fds 4 --port-base 20000 ${KRUST_FUZZ_SEED:+--seed "$KRUST_FUZZ_SEED"} ${KRUST_FUZZ_TRACE:+--trace} 2>&1) && rc=0 || rc=$?
 	echo "$out" | grep -v '^fuzz: VIOLATION' | sed 's/^/  /'
 	[ $rc != 124 ] || fail "the fuzzer hung (killed after $((secs + 120)) s)"
@@ -1674,7 +1676,7 @@ test_ioctl_fuzz() {
 	# No reference left behind: the module unloads, and loads again.
 	rmmod rdma_krust || fail "rmmod after fuzzing failed"
 	insmod "$KO" || fail "insmod after fuzzing failed"
-	out=$("$TOOL" abi) || fail "abi after reloading: $out"
+	out=$("$KIT" abi) || fail "abi after reloading: $out"
 	[[ "$out" =~ ^ABI\ version\ [0-9]+:\ 17\ commands\ agree$ ]] || fail "abi after reloading: $out"
 	echo "  after fuzzing: 2 messages echoed and verified; rmmod and insmod clean"
 }
@@ -1731,12 +1733,12 @@ test_connect_cycles_no_slab_growth() {
 	ensure_loaded
 	[ -r /proc/slabinfo ] || fail "no /proc/slabinfo"
 	local out b_obj b_unr a_obj a_unr d_obj d_unr
-	out=$("$TOOL" cycles --count 10 --port 7620 2>&1) || fail "warm-up: $out"
+	out=$("$KIT" cycles --count 10 --port 7620 2>&1) || fail "warm-up: $out"
 	slab_settle
 	cp /proc/slabinfo /tmp/slabinfo.before
 	b_obj=$(kmalloc_bytes)
 	b_unr=$(sunreclaim)
-	out=$("$TOOL" cycles --count 100 --port 7620 2>&1) || fail "cycles: $out"
+	out=$("$KIT" cycles --count 100 --port 7620 2>&1) || fail "cycles: $out"
 	echo "  $out"
 	grep -q '^cycles: 100 connect/disconnect cycles, 200 messages of 4096 bytes verified' <<<"$out" ||
 		fail "cycles: $out"
@@ -1781,7 +1783,7 @@ test_multi_fd_multi_thread_mixed() {
 		atomics=(--no-atomics) fadd=0
 		echo "  $PROV has no atomics: the mix leaves fetch-and-add out"
 	fi
-	out=$(timeout 120 "$TOOL" stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv "${atomics[@]}" 2>&1) &&
+	out=$(timeout 120 "$KIT" stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv "${atomics[@]}" 2>&1) &&
 		rc=0 || rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc != 124 ] || fail "stress hung (killed after 120 s)"
@@ -1796,8 +1798,8 @@ test_multi_fd_multi_thread_mixed() {
 	done
 }
 
-# sig_case CASE PORT [ARGS...]: `rdma-krust block --case CASE` blocks in one
-# of the module's waits, and SIGUSR1 interrupts it: the tool sends it to
+# sig_case CASE PORT [ARGS...]: `rdma-krust-kit block --case CASE` blocks in
+# one of the module's waits, and SIGUSR1 interrupts it: the tool sends it to
 # itself 300 ms into the call, and again every 300 ms in case one lands
 # before the wait starts. The tool checks EINTR, that the call returned
 # within 3 s of the first signal, and the file afterwards.
@@ -1808,7 +1810,7 @@ sig_case() {
 	# for an unanswered request is siw's 10 s MPA timeout (rdma_destroy_id
 	# waits for the connect's outcome). The wait itself ends at the signal.
 	[ "$PROV" = siw ] && [ "$c" = connect-establish ] && prompt=(--prompt-ms 15000)
-	out=$(timeout 60 "$TOOL" --eintr-on-usr1 block --case "$c" --port "$port" --signal-after-ms 300 "${prompt[@]}" "$@" 2>&1) ||
+	out=$(timeout 60 "$KIT" --eintr-on-usr1 block --case "$c" --port "$port" --signal-after-ms 300 "${prompt[@]}" "$@" 2>&1) ||
 		fail "$c $*: $out"
 	grep -q "^$c: Interrupted system call (os error 4) after [0-9]* ms, [0-9]* ms after the first signal$" <<<"$out" ||
 		fail "$c $*: $out"
@@ -1863,7 +1865,7 @@ test_concurrent_recv_whole_messages() {
 	# The largest shared library of the (host's, read-only) root: LLVM's,
 	# which clang brings, is far more than the 2 MiB needed.
 	big=$(ls -S /usr/lib/x86_64-linux-gnu/*.so* | head -1)
-	out=$("$TOOL" recv-race --file "$big" --rounds 8 2>&1) || fail "recv-race: $out"
+	out=$("$KIT" recv-race --file "$big" --rounds 8 2>&1) || fail "recv-race: $out"
 	echo "$out" | tail -2 | sed 's/^/  /'
 }
 
@@ -1872,7 +1874,7 @@ test_concurrent_recv_whole_messages() {
 test_send_timeout_holds_under_credit_exchange() {
 	ensure_loaded
 	local out
-	out=$("$TOOL" credit-livelock 2>&1) || fail "credit-livelock: $out"
+	out=$("$KIT" credit-livelock 2>&1) || fail "credit-livelock: $out"
 	grep -c "SEND: ETIMEDOUT after" <<<"$out" | grep -qx 2 || fail "$out"
 	grep "ETIMEDOUT after" <<<"$out" | sed 's/^credit-livelock: /  /'
 }

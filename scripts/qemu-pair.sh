@@ -5,10 +5,11 @@
 # 192.0.2.1 and B at 192.0.2.2 (TEST-NET-1), each with rxe on its NIC. Their
 # NICs are QEMU "dgram" netdevs whose frames go through krust-relay on the
 # host's loopback, which drops, reorders, duplicates and delays frames, or
-# cuts the link, as its control file says. A runs `rdma-krust pair` (the
-# tests, in Rust); B runs `rdma-krust agent`, which executes A's requests.
-# Both share a host directory for that (and for the relay's control file),
-# so the control path never crosses the faulty link.
+# cuts the link, as its control file says. A runs `rdma-krust-kit pair`
+# (the tests, in Rust, which run rdma-krust's commands on both guests); B
+# runs `rdma-krust-kit agent`, which executes A's requests. Both share a
+# host directory for that (and for the relay's control file), so the
+# control path never crosses the faulty link.
 #
 # Run it through scripts/qemu-test.sh --pair [NAME...], which builds first.
 # The last line is "N passed, N failed": A's tests, plus one failure for

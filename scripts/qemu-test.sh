@@ -16,7 +16,7 @@
 #                                        by a link the host's relay can make
 #                                        lossy or cut (scripts/qemu-pair.sh)
 #
-# It installs (scripts/setup.sh) and builds (kernel, module, userspace tool)
+# It installs (scripts/setup.sh) and builds (kernel, module, userspace tools)
 # whatever is missing first, so it works on a fresh Debian 12 machine.
 #
 # The run fails on any failed test and on any WARNING, BUG, Oops, KASAN or
