@@ -117,7 +117,7 @@ fn script_invocations_still_parse() {
         // scripts/bench.sh
         "bench-report /tmp/run/bench.jsonl",
         "bench-plot /tmp/run --out /tmp/run/plots",
-        // kit/src/pair/tests.rs
+        // kit/src/pair/tests/
         "devices --brief",
         "kernel-echo --count 7 --listen 192.0.2.2:7801",
         "kernel-ping --seed 3 --sizes 0,1,4097,65537,1048577,2097151,2097152 --connect 192.0.2.2:7801",
