@@ -129,13 +129,18 @@ run_test() {
 	local name=$1 file=$TESTS/$1.sh rc splat start log why desc line
 	index=$((index + 1))
 	if [ -f "$file" ]; then
+		# A file that does not load is run, and fails, with bash's error.
 		# shellcheck disable=SC1090
-		if ! why=$(. "$file" && { ! declare -F requires >/dev/null || requires; }); then
+		why=$(. "$file" 2>/dev/null || exit 125; ! declare -F requires >/dev/null || requires)
+		case $? in
+		0 | 125) ;;
+		*)
 			record "$name" SKIP "$why" "[$index/$total]"
 			return
-		fi
+			;;
+		esac
 		# shellcheck disable=SC1090
-		desc=$(. "$file" && echo "$DESCRIPTION")
+		desc=$(. "$file" 2>/dev/null; echo "${DESCRIPTION:-(no DESCRIPTION)}")
 	else
 		desc=${RUNNER_TESTS[$name]:-no such test}
 	fi
