@@ -123,6 +123,17 @@ record() { # NAME VERDICT [DETAIL [NUMBER]]: NUMBER shows on the console only
 	echo "guest: $2 ${4:+$4 }$1${3:+: $3}"
 }
 
+# stopped_at: the ERR trap of a test: the command that failed, and where,
+# with the calls that led there (innermost first).
+stopped_at() {
+	local i where=
+	for ((i = 1; i < ${#FUNCNAME[@]}; i++)); do
+		[ "${FUNCNAME[i]}" != run_test ] || break
+		where+="${where:+ < }${FUNCNAME[i]} (${BASH_SOURCE[i]##*/} line ${BASH_LINENO[i - 1]})"
+	done
+	echo "  stopped at: $BASH_COMMAND; in $where"
+}
+
 # run_test NAME: the test of scripts/tests/NAME.sh, or the runner's own
 # function runner_NAME.
 run_test() {
@@ -155,10 +166,10 @@ run_test() {
 	# The test's lines go out as it prints them, so a long test shows its
 	# progress. They go through a file, not a pipe: a process the test
 	# left behind cannot hold the runner up.
-	# shellcheck disable=SC1090,SC2016
+	# shellcheck disable=SC1090
 	(
 		set -eE
-		trap 'echo "  stopped at ${BASH_SOURCE[0]##*/} line $LINENO: $BASH_COMMAND"' ERR
+		trap stopped_at ERR
 		if [ -f "$file" ]; then . "$file"; test_main; else "runner_$name"; fi
 	) >"$T.log" 2>&1 &
 	local pid=$!
