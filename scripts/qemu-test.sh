@@ -182,7 +182,7 @@ read -r passed failed skipped <"$summary"
 if [ "$failed" != 0 ]; then
 	echo "qemu-test: failures:" >&2
 	grep '^FAIL' "$LOGDIR/out/results" >&2 || true
-	echo "qemu-test: console: $CONSOLE, guest dmesg: $LOGDIR/out/dmesg.txt" >&2
+	echo "qemu-test: console: $CONSOLE, guest dmesg: $LOGDIR/out/dmesg.txt, KTAP: $LOGDIR/out/results.ktap, failed tests' files: $LOGDIR/out/scratch/" >&2
 fi
 [ "${skipped:-0}" = 0 ] || echo "guest: $skipped skipped on $PROVIDER (reasons in the SKIP lines)"
 echo "guest: $passed passed, $failed failed"

@@ -32,7 +32,7 @@ fn script_invocations_still_parse() {
         "pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests ''",
         "pair --ctl /tmp/ctl --me 192.0.2.1 --peer 192.0.2.2 --tests rping_across,bench_across",
         "agent --ctl /tmp/ctl",
-        // scripts/guest-tests.sh
+        // scripts/tests/*.sh, the guest suite
         "abi",
         "errno-check",
         "hostile --verbose --seconds 60 --port 7700 --seed 12345",
@@ -43,8 +43,8 @@ fn script_invocations_still_parse() {
         "cycles --count 100 --port 7620",
         "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv",
         "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv --no-atomics",
-        "recv-race --file /tmp/big --rounds 8",
-        "credit-livelock",
+        "recv-race --file /tmp/big --rounds 8 --port 7000",
+        "credit-livelock --port 7020",
         "--eintr-on-usr1 block --case connect-resolve --port 7661 --signal-after-ms 300",
         "--eintr-on-usr1 block --case connect-establish --port 7662 --signal-after-ms 300 --prompt-ms 15000",
         "--eintr-on-usr1 block --case send-credits --port 7663 --signal-after-ms 300",
@@ -53,12 +53,11 @@ fn script_invocations_still_parse() {
         "--eintr-on-usr1 block --case bench --port 7666 --signal-after-ms 300",
         "--eintr-on-usr1 block --case send-queued --port 7667 --signal-after-ms 300",
         "--eintr-on-usr1 block --case op-queued --port 7668 --signal-after-ms 300 --poll",
-        // scripts/guest-faults.sh
-        "stall --op recv --ip 198.51.100.33 --release /tmp/stall.recv.release",
+        "stall --op recv --ip 198.51.100.33 --port 7040 --release /tmp/stall.recv.release",
         "fail-sweep --op connect --ip 192.0.2.1 --port 7965",
         "--msg-timeout-ms 5000 stress --fds 2 --threads 3 --seconds 5 --port 7900 --max-msg 300000 --no-atomics",
         "cycles --count 5 --port 7968 --size 65537",
-        // scripts/guest-tests.sh, iWARP
+        // iWARP only
         "tcp-reset --ip 192.0.2.1 --port 7740 --count 300",
     ];
     for l in lines {

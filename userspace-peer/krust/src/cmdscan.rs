@@ -90,7 +90,8 @@ pub fn ends_command(w: &str) -> bool {
         || matches!(w, "|" | "||" | "&&" | "&" | ";")
 }
 
-/// Checks that every option the scripts (`scripts/*.sh`) give a binary,
+/// Checks that every option the scripts (`scripts/*.sh`, the guest suite's
+/// `scripts/tests/*.sh`) give a binary,
 /// directly or through a helper, is one the subcommand takes: a script line
 /// that a change of the command line broke fails here, even one that no
 /// test quotes. (Values are not checked: they are variables.)
@@ -106,7 +107,10 @@ pub fn check_script_options(
     helpers: &[(&str, &[&str])],
 ) -> Result<usize, String> {
     let mut seen = 0;
-    for (name, text) in files("scripts", ".sh") {
+    let scripts = files("scripts", ".sh")
+        .into_iter()
+        .chain(files("scripts/tests", ".sh"));
+    for (name, text) in scripts {
         for (n, line) in joined_lines(&text) {
             if line.trim_start().starts_with('#') {
                 continue;

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# What every guest test may use: the setup's names, failing and comparing,
+# the module, waits, devices of the provider under test, the kernel log.
+# Sourced by the runner (scripts/guest-tests.sh) and the demo
+# (scripts/guest-demo.sh); the tool's peers are in common-peers.sh.
+# shellcheck disable=SC2034 # the names are for the tests
+
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+KO=$ROOT/rdma_krust.ko
+TOOL=$ROOT/userspace-peer/target/release/rdma-krust
+# The test kit: the commands only the tests run (fuzz, stress, block...).
+KIT=$ROOT/userspace-peer/target/release/rdma-krust-kit
+OUT=${KRUST_OUT:-/tmp}
+NIC=${KRUST_NIC:-}
+IP=${KRUST_IP:-192.0.2.1}
+# The provider under test: rxe (soft-RoCE) or siw (soft-iWARP). Its first
+# device is $DEV; tests that add more name them ${PROV}N.
+PROV=${KRUST_PROVIDER:-rxe}
+DEV=${PROV}0
+# How a refused remote access shows at the initiator: RoCE NAKs the
+# request (IB_WC_REM_ACCESS_ERR, EACCES); iWARP's target sends a TERMINATE
+# and the connection ends (ECONNRESET), for a WRITE only after its local
+# completion (Documentation/providers.rst).
+REFUSED=EACCES
+[ "$PROV" = siw ] && REFUSED=ECONNRESET
+# Each test's scratch directory and first port, set by the runner for the
+# test it runs; these are for a helper sourced outside a test.
+T=${T:-/tmp}
+PORT=${PORT:-7000}
+
+fail() {
+	echo "  $*"
+	return 1
+}
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+
+loaded() { grep -q '^rdma_krust ' /proc/modules; }
+
+ensure_loaded() {
+	loaded || insmod "$KO" || fail "insmod failed"
+	[ -c /dev/rdma_krust ] || fail "/dev/rdma_krust missing after insmod"
+}
+
+ensure_unloaded() {
+	if loaded; then rmmod rdma_krust || fail "rmmod failed"; fi
+}
+
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds, for SECONDS of
+# wall-clock time (a count of sleeps would stretch with a slow guest).
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+# stacks_of PID: the kernel stacks of PID's threads, for a process that
+# does not return.
+stacks_of() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "  stack of $(cat "$t/comm" 2>/dev/null) (${t##*/}):"
+		sed 's/^/    /' "$t/stack" 2>/dev/null
+	done
+}
+
+# run_bounded SECONDS CMD...: CMD's output and status; if CMD has not
+# ended after SECONDS, its output so far, its threads' kernel stacks (a
+# process stuck in the kernel ignores timeout's signals) and status 124.
+# CMD's output goes to a file, so a CMD that never returns does not hold
+# the caller's pipe open.
+run_bounded() {
+	local s=$1 out pid rc=0
+	shift
+	out=$(mktemp "$T/bounded.XXXXXX")
+	"$@" >"$out" 2>&1 &
+	pid=$!
+	if ! wait_for "$s" eval "! kill -0 $pid"; then
+		cat "$out"
+		echo "still running after $s s:"
+		stacks_of $pid
+		kill -KILL $pid 2>/dev/null || true
+		rm -f "$out"
+		return 124
+	fi
+	wait $pid || rc=$?
+	cat "$out"
+	rm -f "$out"
+	return $rc
+}
+
+port_active() { rdma link show "$1/1" | grep -q 'state ACTIVE'; }
+
+# link_add NAME NETDEV: create a device of the provider under test (soft-
+# RoCE or soft-iWARP) and wait for its port.
+link_add() {
+	rdma link add "$1" type "$PROV" netdev "$2" || fail "rdma link add $1 type $PROV failed"
+	wait_for 20 port_active "$1" || fail "$1 port never became ACTIVE"
+}
+
+# veth_dev NAME N [ADDR]: a veth pair kvN/kv(N+1), both up, kvN with
+# ADDR/24 if given, and a device NAME of the provider on kvN, listed by the
+# module.
+veth_dev() {
+	local dev=$1 n=$2
+	ip link add "kv$n" type veth peer name "kv$((n + 1))" || fail "veth kv$n"
+	[ -z "${3:-}" ] || ip addr add "$3/24" dev "kv$n"
+	ip link set "kv$n" up && ip link set "kv$((n + 1))" up
+	link_add "$dev" "kv$n"
+	wait_for 10 listed "$dev" || fail "$dev not listed after rdma link add"
+}
+
+listed() { "$TOOL" devices --brief | grep -q "^$1 "; }
+not_listed() { ! listed "$1"; }
+verbs_listed() { "$TOOL" devices --verbs --brief | grep -q "^$1 "; }
+verbs_not_listed() { ! verbs_listed "$1"; }
+
+# has_atomics: the device under test runs atomics (the ATOMIC column of
+# the module's device table is not NONE: siw's is).
+has_atomics() {
+	[ "$("$TOOL" devices | awk -v d="$DEV" '$1 == d { print $6 }')" != NONE ]
+}
+
+# Kernel log lines of the module since the current test started.
+klog() { dmesg | grep 'rdma_krust: '; }
+
+# The kernel's log since boot: what earlier tests took out of the ring
+# buffer (the runner's dmesg -c, kept in $OUT/dmesg.txt), then the rest.
+boot_log() {
+	cat "$OUT/dmesg.txt" 2>/dev/null
+	dmesg
+}
+
+# The kernel's fault injection (Documentation/fault-injection/), for the
+# tests that make allocations fail.
+FI=/sys/kernel/debug
+FI_KINDS=(failslab fail_page_alloc)
+
+# fault_injection_available: fault injection runs here; if not, prints
+# why and fails (the requires of the tests that inject).
+fault_injection_available() {
+	mountpoint -q $FI || mount -t debugfs debugfs $FI 2>/dev/null
+	[ -e /proc/thread-self/fail-nth ] && [ -d $FI/failslab ] && [ -d $FI/fail_page_alloc ] &&
+		[ -e $FI/failslab/require-start ] && return 0
+	echo "needs CONFIG_FAULT_INJECTION, FAILSLAB, FAIL_PAGE_ALLOC, FAULT_INJECTION_DEBUG_FS and FAULT_INJECTION_STACKTRACE_FILTER (the debug kernel, kernel/debug.config)"
+	return 1
+}
+
+# shellcheck source=scripts/tests/common-peers.sh
+. "$ROOT/scripts/tests/common-peers.sh"

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# A connection with fewer receives (--recv-depth, the transport's
+# recv_depth) holds less memory and takes smaller messages: each side tells
+# the other its depth while connecting, as nvme-rdma tells its queue sizes.
+# Module to module at depth 6, both ends report 6 and carry the largest
+# message 6 receives take (5 fragments, 327600 bytes); then each kind of
+# sender meets a module of depth 6 with a byte more and gets EMSGSIZE
+# before anything is sent; then depths differ on the two ends (the module
+# at 6 or 2 against the userspace peer's 40), and a one-way stream at the
+# least depth, 2, where every receive reposted must be granted at once.
+
+DESCRIPTION="a smaller receive depth is told to the peer, carries the largest message it takes, and refuses a byte more with EMSGSIZE"
+
+test_main() {
+	ensure_loaded
+	local most=327600 out port=$PORT
+	start_echo $port 4 --recv-depth 6
+	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,1,$most,0 2>&1) ||
+		fail "kernel-ping at depth 6: $out" "(echo side: $(cat "$T/echo.$port"))"
+	wait "$ECHO_PID" || fail "kernel-echo at depth 6: $(cat "$T/echo.$port")"
+	grep -q '^4 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	grep -q ' recv_depth=6 peer_recv_depth=6 ' <<<"$out" || fail "ping's depths: $out"
+	grep -q ' recv_depth=6 peer_recv_depth=6 ' "$T/echo.$port" ||
+		fail "echo's depths: $(cat "$T/echo.$port")"
+	echo "  depth 6 both ends: $most bytes and back, verified"
+	local sender
+	for sender in kernel-ping ping; do
+		port=$((port + 1))
+		start_echo $port 1 --recv-depth 6
+		out=$("$TOOL" "$sender" --connect "$IP:$port" --sizes $((most + 1)) 2>&1) &&
+			fail "$sender: $((most + 1)) bytes to a depth of 6 went: $out"
+		kill "$ECHO_PID" 2>/dev/null || true
+		wait "$ECHO_PID" || true
+		grep -q "send message 0 ($((most + 1)) bytes): .*Message too long" <<<"$out" ||
+			fail "$sender: not EMSGSIZE: $out"
+		echo "  $sender: $((most + 1)) bytes to depth 6: EMSGSIZE"
+	done
+	port=$((port + 1))
+	start_serve $port --mode echo --count 3
+	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,12345,$most 2>&1) ||
+		fail "kernel-ping at depth 6 to userspace: $out" "(serve: $(cat "$T/serve.$port"))"
+	wait "$SERVE_PID" || fail "serve: $(cat "$T/serve.$port")"
+	grep -q ' recv_depth=6 peer_recv_depth=40 ' <<<"$out" || fail "depths: $out"
+	grep -q '^3 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	port=$((port + 1))
+	start_echo $port 3 --recv-depth 2
+	out=$("$TOOL" ping --connect "$IP:$port" --sizes 65520,0,65520 2>&1) ||
+		fail "ping to depth 2: $out" "(echo side: $(cat "$T/echo.$port"))"
+	wait "$ECHO_PID" || fail "kernel-echo at depth 2: $(cat "$T/echo.$port")"
+	grep -q ' recv_depth=2 peer_recv_depth=40 ' "$T/echo.$port" ||
+		fail "echo's depths: $(cat "$T/echo.$port")"
+	grep -q '^3 message(s) echoed and verified$' <<<"$out" || fail "$out"
+	echo "  module at 6 and at 2, userspace peer at 40: verified both ways"
+	port=$((port + 1))
+	start_echo $port 12 --sink --seed 5 --recv-depth 2
+	out=$("$TOOL" --recv-depth 2 kernel-ping --connect "$IP:$port" --seed 5 --one-way \
+		--sizes 65520,1,65520,65520,0,65520,4096,65520,65520,65520,7,65520 2>&1) ||
+		fail "stream at depth 2: $out" "(sink: $(cat "$T/echo.$port"))"
+	wait "$ECHO_PID" || fail "sink at depth 2: $(cat "$T/echo.$port")"
+	grep -q '^12 message(s) streamed and verified by the sink$' <<<"$out" || fail "$out"
+	echo "  one-way stream of 12 at depth 2: verified by the sink"
+}
