@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 use krust::kdev::KrustDev;
 use krust::opts::DevArgs;
 use krust::scenario::{self, InitiatorArgs};
-use krust::{abi, addr, bench, exit, opts, table, upeer, verbs};
+use krust::{abi, addr, bench, exit, table, upeer, verbs};
 use std::process::ExitCode;
 
 /// Drive the rdma_krust kernel module and compare it with libibverbs.
@@ -601,15 +601,7 @@ const LONG_ABOUT: &str = concat!(
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0 (clap's own).
     let cli = Cli::parse();
-    if cli.eintr_on_usr1 {
-        if let Err(e) = opts::catch_usr1() {
-            return ExitCode::from(exit::report("rdma-krust", &e));
-        }
-    }
-    match run(cli) {
-        Ok(()) => ExitCode::from(exit::OK),
-        Err(e) => ExitCode::from(exit::report("rdma-krust", &e)),
-    }
+    exit::main_of("rdma-krust", cli.eintr_on_usr1, || run(cli))
 }
 
 #[cfg(test)]

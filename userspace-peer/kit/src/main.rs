@@ -21,7 +21,7 @@ mod stress;
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use krust::opts::{DevArgs, GLOBAL};
-use krust::{abi, exit, opts, upeer};
+use krust::{abi, exit, upeer};
 use std::process::ExitCode;
 
 /// The test kit of the rdma_krust kernel module.
@@ -173,15 +173,7 @@ const LONG_ABOUT: &str = concat!(
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0 (clap's own).
     let cli = Cli::parse();
-    if cli.eintr_on_usr1 {
-        if let Err(e) = opts::catch_usr1() {
-            return ExitCode::from(exit::report("rdma-krust-kit", &e));
-        }
-    }
-    match run(cli) {
-        Ok(()) => ExitCode::from(exit::OK),
-        Err(e) => ExitCode::from(exit::report("rdma-krust-kit", &e)),
-    }
+    exit::main_of("rdma-krust-kit", cli.eintr_on_usr1, || run(cli))
 }
 
 #[cfg(test)]

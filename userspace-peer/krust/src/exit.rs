@@ -98,6 +98,25 @@ pub fn report(prog: &str, e: &anyhow::Error) -> u8 {
     code
 }
 
+/// The end of a binary's `main`: catches SIGUSR1 first if `usr1` (the
+/// tests' `--eintr-on-usr1`), runs `run`, and reports its error the way
+/// [`report`] does, as the tool named `prog`.
+pub fn main_of(
+    prog: &str,
+    usr1: bool,
+    run: impl FnOnce() -> anyhow::Result<()>,
+) -> std::process::ExitCode {
+    let r = if usr1 {
+        crate::opts::catch_usr1().and_then(|()| run())
+    } else {
+        run()
+    };
+    match r {
+        Ok(()) => std::process::ExitCode::from(OK),
+        Err(e) => std::process::ExitCode::from(report(prog, &e)),
+    }
+}
+
 /// `IP:PORT` of an address, for messages.
 pub fn show_addr(a: &abi::Addr) -> String {
     let ip: std::net::IpAddr = match a.family {
