@@ -13,8 +13,11 @@
 
 use kernel::{c_str, prelude::*};
 
+// The ioctl ABI: the uapi header's items (`uapi`) under Rust names, with
+// the wire protocol's checks. Shared with the tool, whose library crate
+// holds the source; Kbuild cannot link a cargo crate.
 #[allow(dead_code, unreachable_pub)]
-#[path = "src/abi.rs"]
+#[path = "userspace-peer/krust/src/abi/mod.rs"]
 mod abi;
 #[path = "src/chardev.rs"]
 mod chardev;
@@ -24,6 +27,8 @@ mod conn;
 mod kapi;
 #[path = "src/registry.rs"]
 mod registry;
+#[path = "bindings/uapi.rs"]
+mod uapi;
 
 use kapi::{device::ClientRegistration, misc::MiscRegistration};
 

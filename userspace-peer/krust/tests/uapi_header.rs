@@ -1,29 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `include/uapi/linux/rdma_krust.h`, the C header, against `src/abi.rs`,
-//! the one definition of the ABI, so that the two cannot drift.
+//! `include/uapi/linux/rdma_krust.h`, the one definition of the ioctl ABI,
+//! and what its generation cannot guarantee.
 //!
-//! - [`header_matches_abi_rs`]: a C program generated from the tables below
-//!   includes the header and prints every structure's size and alignment,
-//!   every field's offset, size and type, every constant and every command
-//!   number; it is built with `clang` for 64-bit and for 32-bit x86 and run,
-//!   and each line must equal the one computed here from `abi.rs`
-//!   (`size_of`, `align_of`, `offset_of!`, the constants themselves).
-//! - Completeness: the tables are checked against the items parsed from the
-//!   source text of `abi.rs` and the files it includes (`#[path]`): every
-//!   `pub const`, every `#[repr(C)]` structure and each of its fields, in
-//!   order. A field, structure or constant added to `abi.rs` fails here
-//!   until it is in the table, and then in the C program until it is in the
-//!   header; the header may define nothing the tables do not list either.
+//! bindgen makes the Rust types and numbers of the module and of this
+//! crate from the header, so their layouts are the header's. What is left:
+//! - [`header_layout_is_the_same_for_32_and_64_bit_callers`]: a C program
+//!   generated from the header's own structures prints every size,
+//!   alignment and field offset, built for 64-bit and for 32-bit x86; the
+//!   two outputs must be equal (a 32-bit process's ioctls reach the module
+//!   through `compat_ioctl` unconverted) and no structure has implicit
+//!   padding (its bytes would leak kernel memory on output).
+//! - [`rust_names_are_the_headers`]: `abi.rs` names each header item by
+//!   hand (`RECV_DEPTH = RDMA_KRUST_RECV_DEPTH`); each name must be the
+//!   header's without its prefix, every value constant of the header must
+//!   have one, every command must have its line in `uapi_helper.h`, and
+//!   `abi::ALL_CMDS` must be the header's commands, in order, with the
+//!   values the C macros give.
 //! - [`header_compiles_alone`]: as strict C90 and as C++.
 //! - [`user_guide_c_sketches_compile`]: every `.. code-block:: c` sketch of
 //!   the user guide (and of the design document, which has none today)
 //!   compiles with `clang -fsyntax-only` against the header.
 
 use krust::abi;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::mem::{align_of, offset_of, size_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -36,6 +37,10 @@ fn root() -> PathBuf {
 /// The header, relative to the root, and the directory to pass to `-I`.
 const HEADER: &str = "include/uapi/linux/rdma_krust.h";
 const INCLUDE_DIR: &str = "include/uapi";
+/// bindgen's input, which carries the command numbers across.
+const HELPER: &str = "bindings/uapi_helper.h";
+/// The Rust names of the header's items.
+const ABI_RS: &str = "userspace-peer/krust/src/abi/mod.rs";
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -54,579 +59,103 @@ fn clang(args: &[&str]) -> std::process::Output {
     }
 }
 
-/// A field of an ABI structure, as `abi.rs` lays it out.
-struct Field {
-    name: &'static str,
-    offset: usize,
-    size: usize,
-}
-
-/// An ABI structure, as `abi.rs` lays it out.
-struct Struct {
-    rust: &'static str,
-    size: usize,
-    align: usize,
-    fields: Vec<Field>,
-}
-
-/// The size of the field `f` selects, without a value of `T`.
-fn field_size<T, F>(_f: fn(&T) -> &F) -> usize {
-    size_of::<F>()
-}
-
-/// `Struct`s from `Name { field, ... }`: sizes and offsets from the
-/// compiler, names from the list.
-macro_rules! structs {
-    ($($s:ident { $($f:ident),* $(,)? })*) => {
-        vec![$(Struct {
-            rust: stringify!($s),
-            size: size_of::<abi::$s>(),
-            align: align_of::<abi::$s>(),
-            fields: vec![$(Field {
-                name: stringify!($f),
-                offset: offset_of!(abi::$s, $f),
-                size: field_size(|s: &abi::$s| &s.$f),
-            }),*],
-        }),*]
-    };
-}
-
-/// Every `#[repr(C)]` structure of `abi.rs` and every field, in order.
-fn abi_structs() -> Vec<Struct> {
-    structs! {
-        Version { abi_version, n_cmds, cmds }
-        PortInfo { port_num, state, active_mtu, link_layer }
-        DeviceInfo {
-            name, node_guid, max_mr_size, max_qp_rd_atom, max_qp_init_rd_atom,
-            atomic_cap, num_ports, ports, max_window,
-        }
-        DeviceList { devices, capacity, count, reserved }
-        Addr { family, port, reserved, addr }
-        Transport { set, ack_timeout, retry_count, rnr_retry, min_rnr_timer, recv_depth }
-        ConnInfo {
-            state, error, responder_resources, initiator_depth,
-            asked_responder_resources, asked_initiator_depth,
-            peer_responder_resources, peer_initiator_depth, dev_max_qp_rd_atom,
-            dev_max_qp_init_rd_atom, credits, recv_depth, peer_recv_depth, iwarp, read_sinks,
-            transport, device,
-        }
-        ConnectReq {
-            dst, timeout_ms, responder_resources, initiator_depth, flags,
-            transport, info,
-        }
-        ListenReq {
-            addr, responder_resources, initiator_depth, flags, reserved,
-            transport,
-        }
-        AcceptReq { timeout_ms, reserved, info }
-        Xfer { buf, len, timeout_ms, flags }
-        Expose { len, access, reserved, addr, rkey, id }
-        Revoke { id, reserved }
-        WindowIo { id, reserved, offset, buf, len }
-        Rdma { remote_addr, rkey, timeout_ms, buf, len }
-        AtomicOp {
-            remote_addr, rkey, op, compare_add, swap, timeout_ms, reserved,
-            result,
-        }
-        Bench {
-            op, mode, size, iters, depth, timeout_ms, remote_addr, rkey, window,
-            samples, total_ns, bytes, best_ns,
-        }
+/// `text` without its `/* */` comments.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("/*") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("*/").map_or(rest.len(), |j| i + j + 2);
+        rest = &rest[end..];
     }
+    out.push_str(rest);
+    out
 }
 
-/// Public structures and enums of `abi.rs` that are not in the header, and
-/// why.
-const NOT_IN_HEADER: &[(&str, &str)] = &[
-    (
-        "WireHdr",
-        "not repr(C): the wire header is 16 big-endian bytes, encoded",
-    ),
-    ("WireRx", "not repr(C): the receiver's check, code"),
-    (
-        "SetupData",
-        "not repr(C): the setup data is 8 big-endian bytes, encoded",
-    ),
-    ("WireFault", "an enum of the receiver's check, code"),
-];
-
-/// A constant of `abi.rs` and the C expression that must equal it.
-struct Const {
-    rust: String,
-    c: String,
-    value: u64,
+/// What the header defines: its structures with their fields in order, its
+/// value constants (`RDMA_KRUST_*` but the commands and the include guard)
+/// and its commands (`RDMA_KRUST_IOCTL_*`), each in the header's order.
+struct Header {
+    structs: Vec<(String, Vec<String>)>,
+    consts: Vec<String>,
+    cmds: Vec<String>,
 }
 
-/// `RDMA_KRUST_` and the Rust path in capitals, `::` as `_`.
-fn c_const_name(rust: &str) -> String {
-    format!("RDMA_KRUST_{}", rust.replace("::", "_").to_uppercase())
-}
-
-/// A constant's value as `u64`, whatever its unsigned type.
-trait Widen {
-    fn widen(self) -> u64;
-}
-
-macro_rules! widen {
-    ($($t:ty),*) => {$(
-        impl Widen for $t {
-            fn widen(self) -> u64 {
-                u64::try_from(self).expect("fits in u64")
+fn parse_header() -> Header {
+    let text = strip_comments(&read(&root().join(HEADER)));
+    let mut h = Header {
+        structs: Vec::new(),
+        consts: Vec::new(),
+        cmds: Vec::new(),
+    };
+    let mut cur: Option<(String, Vec<String>)> = None;
+    for l in text.lines().map(str::trim) {
+        if let Some((_, fields)) = cur.as_mut() {
+            if l == "};" {
+                h.structs.extend(cur.take());
+            } else if let Some(decl) = l.strip_suffix(';') {
+                let name = decl.split('[').next().unwrap_or(decl);
+                let name = name.rsplit([' ', '\t']).next().unwrap_or(name);
+                fields.push(name.to_string());
+            }
+        } else if let Some(r) = l.strip_prefix("struct ") {
+            if let Some(name) = r.strip_suffix(" {") {
+                cur = Some((name.to_string(), Vec::new()));
+            }
+        } else if let Some(r) = l.strip_prefix("#define RDMA_KRUST_") {
+            let name = r.split([' ', '\t']).next().unwrap_or(r);
+            match name.strip_prefix("IOCTL_") {
+                Some(cmd) => h.cmds.push(cmd.to_string()),
+                None => h.consts.push(name.to_string()),
             }
         }
-    )*};
-}
-widen!(u8, u16, u32, u64, usize);
-
-/// `Const`s from paths under `abi`, each optionally `=> "C expression"`
-/// (default: [`c_const_name`]).
-macro_rules! consts {
-    ($($($seg:ident)::+ $(=> $c:literal)?),* $(,)?) => {
-        vec![$({
-            let rust: String = stringify!($($seg)::+).split_whitespace().collect();
-            #[allow(unused_mut, unused_assignments)]
-            let mut c = c_const_name(&rust);
-            $(c = $c.to_string();)?
-            Const { rust, c, value: abi::$($seg)::+.widen() }
-        }),*]
-    };
+    }
+    assert!(cur.is_none(), "{HEADER}: a structure without its `}};`");
+    assert!(
+        !h.structs.is_empty() && !h.consts.is_empty() && !h.cmds.is_empty(),
+        "{HEADER}: nothing parsed"
+    );
+    h
 }
 
-/// Every `pub const` of `abi.rs` (and its `#[path]` children) but
-/// [`NOT_A_VALUE`].
-fn abi_consts() -> Vec<Const> {
-    consts![
-        ABI_VERSION,
-        IOC_MAGIC,
-        DEVICE_NAME_LEN,
-        MAX_PORTS,
-        MAX_CMDS,
-        // <linux/ioctl.h>'s: the header takes them from there.
-        IOC_WRITE => "_IOC_WRITE",
-        IOC_READ => "_IOC_READ",
-        MAX_LIST_CAPACITY,
-        AF_INET,
-        AF_INET6,
-        state::IDLE,
-        state::LISTENING,
-        state::CONNECTING,
-        state::CONNECTED,
-        state::CLOSED,
-        CONN_RAW,
-        CONN_POLL,
-        POLL_SPIN_US,
-        CONN_SPIN,
-        ACCESS_READ,
-        ACCESS_WRITE,
-        ACCESS_ATOMIC,
-        MAX_WINDOW_SIZE,
-        MAX_WINDOWS,
-        ATOMIC_CMP_SWAP,
-        ATOMIC_FETCH_ADD,
-        BENCH_SEND,
-        BENCH_WRITE,
-        BENCH_READ,
-        BENCH_CAS,
-        BENCH_FADD,
-        BENCH_LAT,
-        BENCH_BW,
-        BENCH_RESPOND,
-        BENCH_SINK,
-        BENCH_PINGPONG,
-        BENCH_MAX_ITERS,
-        BENCH_MAX_DEPTH,
-        DEFAULT_TIMEOUT_MS,
-        // transport.rs
-        TRANSPORT_ACK_TIMEOUT,
-        TRANSPORT_RETRY_COUNT,
-        TRANSPORT_RNR_RETRY,
-        TRANSPORT_MIN_RNR_TIMER,
-        TRANSPORT_RECV_DEPTH,
-        TRANSPORT_ALL,
-        DEFAULT_ACK_TIMEOUT,
-        DEFAULT_RETRY_COUNT,
-        DEFAULT_RNR_RETRY,
-        DEFAULT_MSG_RNR_RETRY,
-        DEFAULT_MIN_RNR_TIMER,
-        // wire.rs
-        MAX_MSG_SIZE,
-        RECV_DEPTH,
-        MIN_RECV_DEPTH,
-        RECV_BUF_SIZE,
-        WIRE_HDR_SIZE,
-        WIRE_FRAG,
-        MAX_MSG_FRAGS,
-        GRANT_BATCH,
-        SETUP_DATA_SIZE,
-        WIRE_FIRST,
-        WIRE_LAST,
-        WIRE_CREDIT,
-        WIRE_LOW,
-        WIRE_VERSION,
-        WIRE_FLAGS,
-        BENCH_COUNT_EVERY,
-        // The commands.
-        IOCTL_VERSION,
-        IOCTL_LIST_DEVICES,
-        IOCTL_CONNECT,
-        IOCTL_LISTEN,
-        IOCTL_ACCEPT,
-        IOCTL_CONN_INFO,
-        IOCTL_DISCONNECT,
-        IOCTL_SEND,
-        IOCTL_RECV,
-        IOCTL_EXPOSE,
-        IOCTL_REVOKE,
-        IOCTL_WINDOW_READ,
-        IOCTL_WINDOW_WRITE,
-        IOCTL_RDMA_WRITE,
-        IOCTL_RDMA_READ,
-        IOCTL_ATOMIC,
-        IOCTL_BENCH,
-    ]
-}
-
-/// `pub const`s that are no single value, and how they are checked instead.
-const NOT_A_VALUE: &[(&str, &str)] = &[(
-    "ALL_CMDS",
-    "a list: its entries are the IOCTL_* numbers, checked one by one",
-)];
-
-/// `Foo` or `FooBar` to `rdma_krust_foo` or `rdma_krust_foo_bar`.
-fn c_struct_name(rust: &str) -> String {
-    let mut s = String::from("rdma_krust");
-    for ch in rust.chars() {
-        if ch.is_ascii_uppercase() {
-            s.push('_');
+/// A C program that prints, for every structure of the header, `S name
+/// size align`, then `F name.field offset size` for each field, and for
+/// every command `C NAME value`.
+fn layout_program(h: &Header) -> String {
+    let mut p = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include <linux/rdma_krust.h>\n\
+         #define FIELD(s, f) printf(\"F %s.%s %zu %zu\\n\", #s, #f, \
+         offsetof(struct s, f), sizeof(((struct s *)0)->f))\n\
+         int main(void)\n{\n",
+    );
+    for (s, fields) in &h.structs {
+        writeln!(
+            p,
+            "\tprintf(\"S {s} %zu %zu\\n\", sizeof(struct {s}), _Alignof(struct {s}));"
+        )
+        .unwrap();
+        for f in fields {
+            writeln!(p, "\tFIELD({s}, {f});").unwrap();
         }
-        s.push(ch.to_ascii_lowercase());
     }
-    s
-}
-
-/// A structure as parsed from the source text.
-#[derive(Debug)]
-struct ParsedStruct {
-    name: String,
-    repr_c: bool,
-    /// Name and type text of each field, in order.
-    fields: Vec<(String, String)>,
-}
-
-/// What the source text of `abi.rs` and its `#[path]` children declares.
-#[derive(Debug, Default)]
-struct Parsed {
-    /// `NAME`, or `module::NAME` inside a `pub mod`.
-    consts: Vec<String>,
-    structs: Vec<ParsedStruct>,
-    enums: Vec<String>,
-}
-
-/// Parses `src/abi.rs` and the files its `#[path = "..."] mod m;` lines
-/// include (each must be re-exported whole, `pub use m::*;`). Line-based:
-/// the files are rustfmt'ed, one item or field per line.
-fn parse_abi() -> Parsed {
-    let dir = root().join("src");
-    let abi = read(&dir.join("abi.rs"));
-    let mut texts = vec![abi.clone()];
-    let lines: Vec<&str> = abi.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        let Some(file) = line
-            .trim()
-            .strip_prefix("#[path = \"")
-            .and_then(|r| r.strip_suffix("\"]"))
-        else {
-            continue;
-        };
-        let module = lines
-            .get(i + 1)
-            .and_then(|l| l.trim().strip_prefix("mod "))
-            .and_then(|r| r.strip_suffix(';'))
-            .unwrap_or_else(|| panic!("abi.rs:{}: #[path] without `mod m;`", i + 2));
-        assert!(
-            abi.contains(&format!("pub use {module}::*;")),
-            "abi.rs includes {file} as `mod {module}` without `pub use {module}::*;`: \
-             teach this parser which of its items are public"
-        );
-        texts.push(read(&dir.join(file)));
+    for c in &h.cmds {
+        writeln!(
+            p,
+            "\tprintf(\"C {c} %#x\\n\", (unsigned int)RDMA_KRUST_IOCTL_{c});"
+        )
+        .unwrap();
     }
-    let mut p = Parsed::default();
-    for text in &texts {
-        parse_items(text, &mut p);
-    }
+    p.push_str("\treturn 0;\n}\n");
     p
 }
 
-fn parse_items(text: &str, p: &mut Parsed) {
-    let mut attrs: Vec<&str> = Vec::new();
-    let mut module: Option<&str> = None;
-    let mut cur: Option<ParsedStruct> = None;
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(s) = cur.as_mut() {
-            if line == "}" {
-                p.structs.extend(cur.take());
-            } else if !t.is_empty() && !t.starts_with("//") && !t.starts_with("#[") {
-                let (name, ty) = t
-                    .strip_prefix("pub ")
-                    .unwrap_or(t)
-                    .split_once(':')
-                    .unwrap_or_else(|| panic!("a field, one per line: {line:?}"));
-                let ty = ty.trim().strip_suffix(',').unwrap_or(ty.trim());
-                s.fields.push((name.trim().to_string(), ty.to_string()));
-            }
-            continue;
-        }
-        if t.starts_with("#[") {
-            attrs.push(t);
-            continue;
-        }
-        if t.starts_with("//") || t.is_empty() {
-            continue;
-        }
-        if let Some(name) = t
-            .strip_prefix("pub mod ")
-            .and_then(|r| r.strip_suffix(" {"))
-        {
-            module = Some(name);
-        } else if module.is_some() && line == "}" {
-            module = None;
-        } else if let Some(r) = t.strip_prefix("pub const ") {
-            if !r.starts_with("fn ") {
-                let name = r.split(':').next().unwrap_or(r).trim();
-                p.consts.push(match module {
-                    Some(m) => format!("{m}::{name}"),
-                    None => name.to_string(),
-                });
-            }
-        } else if let Some(r) = t.strip_prefix("pub struct ") {
-            let name = r.trim_end_matches('{').trim();
-            assert!(
-                r.ends_with('{') && !name.contains(['(', ';', '<']),
-                "a struct with named fields: {line:?}"
-            );
-            cur = Some(ParsedStruct {
-                name: name.to_string(),
-                repr_c: attrs.contains(&"#[repr(C)]"),
-                fields: Vec::new(),
-            });
-        } else if let Some(r) = t.strip_prefix("pub enum ") {
-            p.enums.push(r.trim_end_matches('{').trim().to_string());
-        }
-        attrs.clear();
-    }
-}
-
-/// What the header defines: `RDMA_KRUST_*` macros and `struct rdma_krust_*`
-/// definitions.
-fn header_names() -> (BTreeSet<String>, BTreeSet<String>) {
-    let text = read(&root().join(HEADER));
-    let mut defines = BTreeSet::new();
-    let mut structs = BTreeSet::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(r) = t.strip_prefix("#define ") {
-            let name = r.split_whitespace().next().unwrap_or("");
-            if name.starts_with("RDMA_KRUST_") {
-                defines.insert(name.to_string());
-            }
-        } else if let Some(r) = t.strip_prefix("struct ").and_then(|r| r.strip_suffix(" {")) {
-            structs.insert(r.to_string());
-        }
-    }
-    (defines, structs)
-}
-
-/// The C type a Rust field type must be in the header, as the generated
-/// program names it: `u32`, `u8[64]`, `struct rdma_krust_port_info[4]`.
-fn expected_type(ty: &str, size: usize, sizes: &BTreeMap<&str, usize>) -> String {
-    let scalar = |t: &str| -> (String, usize) {
-        match t {
-            "u8" => ("u8".into(), 1),
-            "u16" => ("u16".into(), 2),
-            "u32" => ("u32".into(), 4),
-            "u64" => ("u64".into(), 8),
-            s => {
-                let n = *sizes
-                    .get(s)
-                    .unwrap_or_else(|| panic!("field type {s}: not a scalar nor an ABI struct"));
-                (format!("struct {}", c_struct_name(s)), n)
-            }
-        }
-    };
-    match ty.strip_prefix('[').and_then(|r| r.split_once(';')) {
-        Some((elem, _)) => {
-            let (name, n) = scalar(elem.trim());
-            format!("{name}[{}]", size / n)
-        }
-        None => scalar(ty).0,
-    }
-}
-
-/// The lines the C program must print, and the program.
-fn expected_and_program(
-    structs: &[Struct],
-    consts: &[Const],
-    parsed: &Parsed,
-) -> (Vec<String>, String) {
-    let sizes: BTreeMap<&str, usize> = structs.iter().map(|s| (s.rust, s.size)).collect();
-    let mut want = Vec::new();
-    let mut c = String::new();
-    c.push_str(
-        "#include <stddef.h>\n\
-         #include <stdio.h>\n\
-         #include <linux/rdma_krust.h>\n\n\
-         #define TYPE(x) _Generic((x), __u8: \"u8\", __u16: \"u16\", __u32: \"u32\", \
-         __u64: \"u64\"",
-    );
-    for s in structs {
-        let n = c_struct_name(s.rust);
-        let _ = write!(c, ", struct {n}: \"struct {n}\"");
-    }
-    c.push_str(", default: \"unknown\")\n\nint main(void)\n{\n");
-    for s in structs {
-        let n = c_struct_name(s.rust);
-        let ps = parsed
-            .structs
-            .iter()
-            .find(|p| p.name == s.rust)
-            .unwrap_or_else(|| panic!("{} is in the table but not in abi.rs", s.rust));
-        want.push(format!("struct {n} size {} align {}", s.size, s.align));
-        let _ = writeln!(
-            c,
-            "\tprintf(\"struct {n} size %zu align %zu\\n\", sizeof(struct {n}), \
-             _Alignof(struct {n}));"
-        );
-        for (f, (_, ty)) in s.fields.iter().zip(&ps.fields) {
-            let t = expected_type(ty, f.size, &sizes);
-            want.push(format!(
-                "field {n}.{} offset {} size {} type {t}",
-                f.name, f.offset, f.size
-            ));
-            let m = format!("((struct {n} *)0)->{}", f.name);
-            let (fmt, ty_args) = if t.ends_with(']') {
-                (
-                    "%s[%zu]",
-                    format!("TYPE({m}[0]), sizeof({m}) / sizeof({m}[0])"),
-                )
-            } else {
-                ("%s", format!("TYPE({m})"))
-            };
-            let _ = writeln!(
-                c,
-                "\tprintf(\"field {n}.{f} offset %zu size %zu type {fmt}\\n\", \
-                 offsetof(struct {n}, {f}), sizeof({m}), {ty_args});",
-                f = f.name
-            );
-        }
-    }
-    for k in consts {
-        let (word, value, fmt) = if k.rust.starts_with("IOCTL_") {
-            ("ioctl", format!("0x{:x}", k.value), "0x%llx")
-        } else {
-            ("const", k.value.to_string(), "%llu")
-        };
-        want.push(format!("{word} {} {value}", k.c));
-        let _ = writeln!(
-            c,
-            "\tprintf(\"{word} {name} {fmt}\\n\", (unsigned long long)({name}));",
-            name = k.c
-        );
-    }
-    c.push_str("\treturn 0;\n}\n");
-    (want, c)
-}
-
-/// Checks the tables against the parsed source and the header's names;
-/// returns the problems.
-fn completeness(structs: &[Struct], consts: &[Const], parsed: &Parsed) -> Vec<String> {
-    let mut bad = Vec::new();
-    // Structures: every repr(C) one in the table, every other one excused.
-    let table: BTreeSet<&str> = structs.iter().map(|s| s.rust).collect();
-    for p in &parsed.structs {
-        let excused = NOT_IN_HEADER.iter().any(|(n, _)| *n == p.name);
-        match (p.repr_c, table.contains(p.name.as_str()), excused) {
-            (true, true, false) | (false, false, true) => {}
-            (true, false, _) => bad.push(format!(
-                "abi.rs: #[repr(C)] struct {} is not in this test's table (nor the header?)",
-                p.name
-            )),
-            (false, true, _) => bad.push(format!("abi.rs: struct {} is not #[repr(C)]", p.name)),
-            (false, false, false) => bad.push(format!(
-                "abi.rs: struct {} is neither #[repr(C)] nor in NOT_IN_HEADER",
-                p.name
-            )),
-            (true, true, true) => bad.push(format!("{} is both in the table and excused", p.name)),
-        }
-    }
-    for e in &parsed.enums {
-        if !NOT_IN_HEADER.iter().any(|(n, _)| n == e) {
-            bad.push(format!(
-                "abi.rs: enum {e} is neither in the header nor in NOT_IN_HEADER"
-            ));
-        }
-    }
-    // Fields: the table's, in the order of the source.
-    for s in structs {
-        let Some(p) = parsed.structs.iter().find(|p| p.name == s.rust) else {
-            bad.push(format!("{}: in the table, not found in abi.rs", s.rust));
-            continue;
-        };
-        let src: Vec<&str> = p.fields.iter().map(|(n, _)| n.as_str()).collect();
-        let tab: Vec<&str> = s.fields.iter().map(|f| f.name).collect();
-        if src != tab {
-            bad.push(format!(
-                "{}: abi.rs has the fields {src:?}, this test's table {tab:?}",
-                s.rust
-            ));
-        }
-        // No implicit padding: each field starts where the previous ended
-        // and the last one ends the structure.
-        let mut end = 0;
-        for f in &s.fields {
-            if f.offset != end {
-                bad.push(format!(
-                    "{}.{} at {}, the previous field ends at {end}",
-                    s.rust, f.name, f.offset
-                ));
-            }
-            end = f.offset + f.size;
-        }
-        if end != s.size {
-            bad.push(format!("{}: fields end at {end}, size {}", s.rust, s.size));
-        }
-    }
-    // Constants: the table's are exactly the source's.
-    let src: BTreeSet<&str> = parsed.consts.iter().map(String::as_str).collect();
-    let mut tab: BTreeSet<&str> = consts.iter().map(|c| c.rust.as_str()).collect();
-    tab.extend(NOT_A_VALUE.iter().map(|(n, _)| *n));
-    for missing in src.difference(&tab) {
-        bad.push(format!(
-            "abi.rs: pub const {missing} is not in this test's table (nor the header?)"
-        ));
-    }
-    for extra in tab.difference(&src) {
-        bad.push(format!(
-            "this test lists {extra}, abi.rs has no such pub const"
-        ));
-    }
-    // The header: nothing the tables do not list.
-    let (defines, header_structs) = header_names();
-    let c_consts: BTreeSet<String> = consts.iter().map(|c| c.c.clone()).collect();
-    for d in defines.difference(&c_consts) {
-        bad.push(format!("{HEADER} defines {d}, which abi.rs does not have"));
-    }
-    let c_structs: BTreeSet<String> = structs.iter().map(|s| c_struct_name(s.rust)).collect();
-    for s in header_structs.symmetric_difference(&c_structs) {
-        bad.push(format!("struct {s}: in one of {HEADER} and abi.rs only"));
-    }
-    bad
-}
-
-/// Builds `prog.c` for `arch` (`-m64`, `-m32`) and returns its output.
-fn build_and_run(dir: &Path, prog: &str, arch: &str) -> String {
-    let src = dir.join("uapi_layout.c");
-    let exe = dir.join(format!("uapi_layout{arch}"));
+/// Builds `prog` for `arch` (`-m64`, `-m32`) as `NAME.c`, `NAME-m64` and so
+/// on, and returns its output.
+fn build_and_run(name: &str, prog: &str, arch: &str) -> String {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("uapi_header");
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let src = dir.join(format!("{name}{arch}.c"));
+    let exe = dir.join(format!("{name}{arch}"));
     std::fs::write(&src, prog).expect("write the C program");
     let inc = root().join(INCLUDE_DIR);
     let out = clang(&[
@@ -658,62 +187,150 @@ fn build_and_run(dir: &Path, prog: &str, arch: &str) -> String {
 }
 
 #[test]
-fn header_matches_abi_rs() {
-    let structs = abi_structs();
-    let consts = abi_consts();
-    let parsed = parse_abi();
-    let bad = completeness(&structs, &consts, &parsed);
+fn header_layout_is_the_same_for_32_and_64_bit_callers() {
+    let h = parse_header();
+    let prog = layout_program(&h);
+    let m64 = build_and_run("layout", &prog, "-m64");
+    let m32 = build_and_run("layout", &prog, "-m32");
+    let diff: Vec<String> = m64
+        .lines()
+        .zip(m32.lines())
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("64-bit: {a}\n    32-bit: {b}"))
+        .collect();
+    assert!(
+        diff.is_empty() && m64.lines().count() == m32.lines().count(),
+        "{HEADER} lays out differently for 32-bit callers:\n  {}",
+        diff.join("\n  ")
+    );
+    // No implicit padding: each field starts where the previous one ended
+    // and the last one ends the structure.
+    let mut bad = Vec::new();
+    let mut cur: Option<(String, usize, usize)> = None;
+    let close = |cur: &Option<(String, usize, usize)>, bad: &mut Vec<String>| {
+        if let Some((s, size, end)) = cur {
+            if size != end {
+                bad.push(format!("struct {s}: fields end at {end}, size {size}"));
+            }
+        }
+    };
+    for l in m64.lines() {
+        let w: Vec<&str> = l.split(' ').collect();
+        let num = |i: usize| w[i].parse::<usize>().expect("a number");
+        match w[0] {
+            "S" => {
+                close(&cur, &mut bad);
+                cur = Some((w[1].to_string(), num(2), 0));
+            }
+            "F" => {
+                let (_, _, end) = cur.as_mut().expect("a field after its structure");
+                if num(2) != *end {
+                    bad.push(format!(
+                        "{} at {}, the previous field ends at {end}",
+                        w[1], w[2]
+                    ));
+                }
+                *end = num(2) + num(3);
+            }
+            _ => {}
+        }
+    }
+    close(&cur, &mut bad);
     assert!(
         bad.is_empty(),
-        "{HEADER}, abi.rs and this test's tables disagree:\n  {}",
+        "implicit padding in {HEADER}:\n  {}",
         bad.join("\n  ")
     );
-    // Every command is in ALL_CMDS and every entry of ALL_CMDS a command.
-    let cmds: Vec<u64> = consts
-        .iter()
-        .filter(|c| c.rust.starts_with("IOCTL_"))
-        .map(|c| c.value)
-        .collect();
-    let all: Vec<u64> = abi::ALL_CMDS.iter().map(|&c| u64::from(c)).collect();
-    assert_eq!(cmds, all, "the IOCTL_* constants, in order, are ALL_CMDS");
+    let fields: usize = h.structs.iter().map(|(_, f)| f.len()).sum();
+    println!(
+        "{HEADER}: {} structures, {fields} fields, the same for 64-bit and 32-bit \
+         callers, no padding",
+        h.structs.len()
+    );
+}
 
-    let (want, prog) = expected_and_program(&structs, &consts, &parsed);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("uapi_header");
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    // Both builds first, then one report of every line that differs.
-    let mut diff = Vec::new();
-    for arch in ["-m64", "-m32"] {
-        let got = build_and_run(&dir, &prog, arch);
-        let got: Vec<&str> = got.lines().collect();
-        for i in 0..want.len().max(got.len()) {
-            let (w, g) = (want.get(i).map(String::as_str), got.get(i).copied());
-            if w != g {
-                diff.push(format!(
-                    "abi.rs: {}\n    C {arch}: {}",
-                    w.unwrap_or("(nothing)"),
-                    g.unwrap_or("(nothing)")
-                ));
+/// The `NAME: TYPE = C_NAME;` lines of `abi.rs`'s `from_header!` blocks,
+/// with the `pub mod` each is in.
+fn abi_rs_names() -> Vec<(Option<String>, String, String)> {
+    let text = read(&root().join(ABI_RS));
+    let mut names = Vec::new();
+    let mut module = None;
+    for l in text.lines() {
+        let t = l.trim();
+        if let Some(m) = t
+            .strip_prefix("pub mod ")
+            .and_then(|r| r.strip_suffix(" {"))
+        {
+            module = Some(m.to_string());
+        } else if l == "}" {
+            module = None;
+        } else if let Some((name, rest)) = t.split_once(": ") {
+            let Some(c) = rest.split_once(" = ").map(|(_, c)| c) else {
+                continue;
+            };
+            let Some(c) = c.strip_suffix(';') else {
+                continue;
+            };
+            if c.starts_with("RDMA_KRUST_") || c.starts_with("RKRUST_CMD_") {
+                names.push((module.clone(), name.to_string(), c.to_string()));
             }
         }
     }
-    assert!(
-        diff.is_empty(),
-        "{HEADER} differs from abi.rs in {} of {} lines (64-bit and 32-bit):\n  {}",
-        diff.len(),
-        2 * want.len(),
-        diff.join("\n  ")
-    );
-    let fields: usize = structs.iter().map(|s| s.fields.len()).sum();
-    let ioctls = consts
-        .iter()
-        .filter(|c| c.rust.starts_with("IOCTL_"))
-        .count();
+    names
+}
+
+#[test]
+fn rust_names_are_the_headers() {
+    let h = parse_header();
+    let names = abi_rs_names();
+    let mut bad = Vec::new();
+    let mut named = BTreeSet::new();
+    let mut cmds = Vec::new();
+    for (module, name, c) in &names {
+        let want = match (module.as_deref(), name.strip_prefix("IOCTL_")) {
+            (None, Some(cmd)) => {
+                cmds.push(cmd.to_string());
+                format!("RKRUST_CMD_{cmd}")
+            }
+            (None, None) => format!("RDMA_KRUST_{name}"),
+            (Some(m), _) => format!("RDMA_KRUST_{}_{name}", m.to_uppercase()),
+        };
+        if *c != want {
+            bad.push(format!("{ABI_RS}: {name} names {c}, not {want}"));
+        }
+        named.insert(c.trim_start_matches("RDMA_KRUST_").to_string());
+    }
+    for c in &h.consts {
+        if !named.contains(c) {
+            bad.push(format!("{HEADER}: RDMA_KRUST_{c} has no name in {ABI_RS}"));
+        }
+    }
+    if cmds != h.cmds {
+        bad.push(format!(
+            "{ABI_RS} names the commands {cmds:?}, {HEADER} has {:?}",
+            h.cmds
+        ));
+    }
+    let helper = read(&root().join(HELPER));
+    for c in &h.cmds {
+        if !helper.lines().any(|l| l == format!("RKRUST_CMD({c});")) {
+            bad.push(format!("{HELPER}: no RKRUST_CMD({c}); line"));
+        }
+    }
+    assert!(bad.is_empty(), "the Rust names:\n  {}", bad.join("\n  "));
+
+    // ALL_CMDS: the header's commands, in its order, with the C values.
+    let c_values: Vec<String> = build_and_run("cmds", &layout_program(&h), "-m64")
+        .lines()
+        .filter_map(|l| l.strip_prefix("C "))
+        .map(|l| l.split(' ').nth(1).unwrap_or("").to_string())
+        .collect();
+    let rust: Vec<String> = abi::ALL_CMDS.iter().map(|c| format!("{c:#x}")).collect();
+    assert_eq!(rust, c_values, "abi::ALL_CMDS against {HEADER}'s commands");
     println!(
-        "{HEADER}: {} structs, {fields} fields, {} constants and {ioctls} command numbers \
-         agree with abi.rs ({} lines, 64-bit and 32-bit)",
-        structs.len(),
-        consts.len() - ioctls,
-        want.len()
+        "{ABI_RS}: {} names, {} commands, as in {HEADER}",
+        names.len(),
+        rust.len()
     );
 }
 

@@ -1,45 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The message protocol on the wire (`Documentation/flow-control.rst`,
-//! `Documentation/wire-protocol.rst`): its constants, the header in front of
-//! every SEND, and [`WireRx`], the checks every received SEND passes before
-//! anything in it is used. A child of `abi`, so compiled into the module and
-//! the tool alike; `core` only.
+//! `Documentation/wire-protocol.rst`): the header in front of every SEND,
+//! the setup data, and [`WireRx`], the checks every received SEND passes
+//! before anything in it is used. Its sizes and flags are the uapi
+//! header's; a child of `abi`, so compiled into the module and the tool
+//! alike; `core` only.
 
-/// Largest message of [`super::IOCTL_SEND`] / [`super::IOCTL_RECV`].
-pub const MAX_MSG_SIZE: u64 = 2 << 20;
+use super::{
+    GRANT_BATCH, MAX_MSG_FRAGS, MAX_MSG_SIZE, MIN_RECV_DEPTH, RECV_BUF_SIZE, RECV_DEPTH,
+    SETUP_DATA_SIZE, WIRE_CREDIT, WIRE_FIRST, WIRE_FLAGS, WIRE_FRAG, WIRE_HDR_SIZE, WIRE_LAST,
+    WIRE_LOW, WIRE_VERSION,
+};
 
-/// Receives a side keeps posted by default, and the most it may: its
-/// receive depth. Each side tells its peer its own in the connection's
-/// setup data ([`SetupData`]); a peer that sends none is taken to post this
-/// many (see `Documentation/flow-control.rst`).
-pub const RECV_DEPTH: u32 = 40;
-
-/// The least receive depth: a message needs more credits than fragments,
-/// so one of 2 receives carries a one-fragment message.
-pub const MIN_RECV_DEPTH: u32 = 2;
-
-/// Size of each posted receive buffer. Part of the wire protocol.
-pub const RECV_BUF_SIZE: u32 = 64 * 1024;
-
-/// Size of the header in front of every message fragment. Part of the wire
-/// protocol.
-pub const WIRE_HDR_SIZE: u32 = 16;
-
-/// Payload bytes of a full fragment.
-pub const WIRE_FRAG: u32 = RECV_BUF_SIZE - WIRE_HDR_SIZE;
-
-/// Fragments of the largest message: a SEND of it needs one credit more.
-pub const MAX_MSG_FRAGS: u32 = (MAX_MSG_SIZE as u32).div_ceil(RECV_BUF_SIZE - WIRE_HDR_SIZE);
-
-/// A side returns credits in a credit-only message once this many reposted
-/// receives wait to be granted (or at once when the peer says LOW). It is
-/// the most a sender blocked on the largest message can leave ungranted:
-/// once the receiver has consumed everything, a blocked sender holds at most
-/// [`MAX_MSG_FRAGS`] credits, so at least this many wait, and go back. Part
-/// of the wire protocol (`Documentation/flow-control.rst`).
-pub const GRANT_BATCH: u32 = RECV_DEPTH - MAX_MSG_FRAGS;
-
+// The header states the protocol's derived sizes as numbers; they must be
+// what the rules make of the others (`Documentation/flow-control.rst`): a
+// fragment fills a receive after its header, the largest message is whole
+// fragments, and a sender blocked on it leaves at least GRANT_BATCH
+// receives to grant back.
+const _: () = assert!(WIRE_FRAG == RECV_BUF_SIZE - WIRE_HDR_SIZE);
+const _: () = assert!(MAX_MSG_FRAGS == (MAX_MSG_SIZE as u32).div_ceil(WIRE_FRAG));
+const _: () = assert!(GRANT_BATCH == RECV_DEPTH - MAX_MSG_FRAGS);
+const _: () = assert!(WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW);
+const _: () = assert!(MIN_RECV_DEPTH >= 2);
 const _: () = assert!(MAX_MSG_FRAGS < RECV_DEPTH && GRANT_BATCH >= 1);
 
 /// Fragments of the largest message a receiver of `depth` receives takes:
@@ -74,9 +57,6 @@ pub const fn grant_batch(depth: u32) -> u32 {
 
 const _: () =
     assert!(max_msg_size(RECV_DEPTH) == MAX_MSG_SIZE && grant_batch(RECV_DEPTH) == GRANT_BATCH);
-
-/// Bytes of [`SetupData`] on the wire.
-pub const SETUP_DATA_SIZE: usize = 8;
 
 /// What a side of the message protocol tells its peer while connecting, in
 /// the private data of its connect request or its reply: its receive depth.
@@ -125,17 +105,6 @@ impl SetupData {
         Ok(Self::decode(b)?.map_or(RECV_DEPTH, |s| s.recv_depth))
     }
 }
-
-/// Wire-header flag: first fragment of a message.
-pub const WIRE_FIRST: u8 = 1;
-/// Wire-header flag: last fragment of a message.
-pub const WIRE_LAST: u8 = 2;
-/// Wire-header flag: no payload, only credits.
-pub const WIRE_CREDIT: u8 = 4;
-/// Wire-header flag: the sender has fewer than 2 credits left.
-pub const WIRE_LOW: u8 = 8;
-/// Version byte of the wire header.
-pub const WIRE_VERSION: u8 = 1;
 
 /// The header in front of every SEND of the message protocol, 16 bytes,
 /// big-endian: `{u8 version, u8 flags, u16 zero, be32 grant, be32 msg_len,
@@ -215,9 +184,6 @@ impl WireHdr {
         })
     }
 }
-
-/// Every flag a header of [`WIRE_VERSION`] may carry.
-pub const WIRE_FLAGS: u8 = WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW;
 
 /// How a received SEND breaks the message protocol. Each one costs the
 /// connection (`EPROTO`); `Documentation/wire-protocol.rst` has the table.
@@ -363,14 +329,6 @@ impl WireRx {
         Ok((hdr, credits))
     }
 }
-
-/// The SEND bandwidth benchmark on iWARP, which has no receiver-not-ready
-/// retry (a SEND that finds no receive posted ends the connection): the sink
-/// sends back how many messages it has received and reposted a receive for,
-/// after every this many and after the last. The sender keeps at most
-/// [`RECV_DEPTH`] messages beyond the last count. Part of the wire protocol
-/// (`Documentation/wire-protocol.rst`).
-pub const BENCH_COUNT_EVERY: u32 = 8;
 
 /// A bandwidth sink's count: 8 bytes, big-endian.
 pub fn bench_count_encode(n: u32) -> [u8; 8] {
