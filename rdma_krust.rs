@@ -14,10 +14,10 @@
 use kernel::{c_str, prelude::*};
 
 // The ioctl ABI: the uapi header's items (`uapi`) under Rust names, with
-// the wire protocol's checks. Shared with the tool, whose library crate
-// holds the source; Kbuild cannot link a cargo crate.
+// the wire protocol's checks. The tools' cargo crate `rdma-krust-abi` is
+// built from the same files; Kbuild cannot link a cargo crate.
 #[allow(dead_code, unreachable_pub)]
-#[path = "userspace-peer/krust/src/abi/mod.rs"]
+#[path = "abi/src/abi/mod.rs"]
 mod abi;
 #[path = "src/chardev.rs"]
 mod chardev;

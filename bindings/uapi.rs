@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! bindgen's output for the ioctl ABI, `include/uapi/linux/rdma_krust.h`
-//! (through `uapi_helper.h`; Kbuild generates `uapi_generated.rs`).
+//! (through `abi/uapi_helper.h`; Kbuild generates `uapi_generated.rs`).
 //! `abi` names its items; nothing else uses them.
 
 #![allow(

@@ -3,11 +3,11 @@
  * A C caller of /dev/rdma_krust, built on the uapi header
  * (include/uapi/linux/rdma_krust.h) as a C user would build it, twice:
  * with gcc -m32 -static for the guest test compat_ioctl_32bit_caller, and
- * 64-bit for uapi_header_c_program. The ABI (src/abi.rs) promises the same
- * layouts to 32- and 64-bit callers; on a 64-bit kernel a 32-bit process's
- * ioctls go through the file's compat_ioctl, which the module must provide.
- * The header is checked against src/abi.rs by userspace-peer's
- * tests/uapi_header.rs; the sizes are checked again here, on both widths.
+ * 64-bit for uapi_header_c_program. The header, the ABI's one definition,
+ * promises the same layouts to 32- and 64-bit callers; on a 64-bit kernel a
+ * 32-bit process's ioctls go through the file's compat_ioctl, which the
+ * module must provide. abi/tests/uapi_header.rs (cargo test) checks
+ * the layouts on both widths; the sizes are checked again here.
  *
  * Lists the devices, then prints one line per check; exits 0 only if all
  * pass.

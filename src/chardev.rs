@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/dev/rdma_krust`: the ioctl interface (see `src/abi.rs`).
+//! `/dev/rdma_krust`: the ioctl interface (its ABI: `crate::abi`, from
+//! `include/uapi/linux/rdma_krust.h`).
 
 use crate::abi;
 use crate::conn::Conn;
@@ -17,10 +18,10 @@ use kernel::{
 /// Lets the ABI structures be read from and written to user memory.
 macro_rules! abi_bytes {
     ($($t:ident),* $(,)?) => {$(
-        // SAFETY: the ABI structures are `#[repr(C)]`, made only of
-        // integers and arrays of integers, with no padding (their sizes are
-        // asserted in `abi.rs`): every bit pattern is valid and no byte is
-        // uninitialised.
+        // SAFETY: the ABI structures are the uapi header's, `#[repr(C)]`,
+        // made only of integers and arrays of integers, with no padding
+        // (the header is checked for padding by cargo's uapi_header test):
+        // every bit pattern is valid and no byte is uninitialised.
         unsafe impl FromBytes for abi::$t {}
         // SAFETY: as above.
         unsafe impl AsBytes for abi::$t {}

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * The /dev/rdma_krust ioctl ABI, for C callers.
+ * The /dev/rdma_krust ioctl ABI: its one definition.
  *
- * A transcription of src/abi.rs (with src/transport.rs and src/wire.rs),
- * which is the one definition: the module and the rdma-krust tool compile
- * that file. Each Rust structure Foo is struct rdma_krust_foo here, with the
- * same fields in the same order; each constant FOO is RDMA_KRUST_FOO (the
- * connection states of abi.rs's `state` module are RDMA_KRUST_STATE_*).
- * userspace-peer/tests/uapi_header.rs compiles this header and checks every
- * size, offset, constant and command number against abi.rs.
+ * C callers include it. bindgen makes the Rust types and numbers of the
+ * module and of the rdma-krust tools from it (abi/uapi_helper.h);
+ * abi/src/abi/ names them in Rust, struct
+ * rdma_krust_foo_bar as FooBar and RDMA_KRUST_FOO as FOO.
  *
  * Every structure is naturally aligned with no implicit padding and carries
  * user pointers as 64-bit integers, so the layout is the same for 32-bit

@@ -3,7 +3,7 @@
 //! `rdma-krust-kit fuzz`: an ioctl fuzzer for `/dev/rdma_krust`.
 //!
 //! It issues, in random order across several open files, the real commands
-//! of `src/abi.rs` and random command numbers, with arguments that are NULL,
+//! of the ABI (`krust::abi`) and random command numbers, with arguments that are NULL,
 //! unmapped, kernel addresses, misaligned, too short (ending at a page
 //! followed by a `PROT_NONE` one), read-only, or valid structures filled
 //! with random and boundary values. Now and then it connects two of its
@@ -162,33 +162,20 @@ pub const SANE_ERRNOS: &[i32] = &[
 ///
 /// Every bit pattern must be a valid value and no byte may be padding.
 unsafe trait Pod: Copy + Default {}
-// SAFETY: the ABI structures are `#[repr(C)]` integers and arrays of
-// integers without padding (their sizes are asserted in `abi.rs`).
-unsafe impl Pod for abi::Version {}
-// SAFETY: as above.
-unsafe impl Pod for abi::DeviceList {}
-// SAFETY: as above.
-unsafe impl Pod for abi::ConnectReq {}
-// SAFETY: as above.
-unsafe impl Pod for abi::ListenReq {}
-// SAFETY: as above.
-unsafe impl Pod for abi::AcceptReq {}
-// SAFETY: as above.
-unsafe impl Pod for abi::ConnInfo {}
-// SAFETY: as above.
-unsafe impl Pod for abi::Xfer {}
-// SAFETY: as above.
-unsafe impl Pod for abi::Expose {}
-// SAFETY: as above.
-unsafe impl Pod for abi::Revoke {}
-// SAFETY: as above.
-unsafe impl Pod for abi::WindowIo {}
-// SAFETY: as above.
-unsafe impl Pod for abi::Rdma {}
-// SAFETY: as above.
-unsafe impl Pod for abi::AtomicOp {}
-// SAFETY: as above.
-unsafe impl Pod for abi::Bench {}
+/// `Pod` for the ABI structures.
+macro_rules! abi_pod {
+    ($($t:ident),* $(,)?) => {$(
+        // SAFETY: the ABI structures are the uapi header's, made only of
+        // integers and arrays of integers with no padding (the header is
+        // checked for padding by `abi/tests/uapi_header.rs`).
+        unsafe impl Pod for abi::$t {}
+    )*};
+}
+
+abi_pod!(
+    Version, DeviceList, ConnectReq, ListenReq, AcceptReq, ConnInfo, Xfer, Expose, Revoke,
+    WindowIo, Rdma, AtomicOp, Bench,
+);
 
 fn bytes_of<T: Pod>(v: &T) -> Vec<u8> {
     // SAFETY: `T: Pod`, so all `size_of::<T>()` bytes are initialised; the

@@ -3,9 +3,9 @@
 //! `krust`: what the two userspace binaries of rdma-krust share, the
 //! user's tool `rdma-krust` and the test kit `rdma-krust-kit`.
 //!
-//! - [`abi`]: the module's ioctl ABI under Rust names, over `uapi`, which
-//!   `build.rs` generates from the C header (the module compiles `abi`
-//!   too);
+//! - [`abi`]: the module's ioctl ABI, the `rdma-krust-abi` crate
+//!   (`abi/` at the top), generated from the C header; the module compiles
+//!   the same files;
 //! - [`kdev`]: `/dev/rdma_krust` and its ioctls; [`opts`]: the global
 //!   options that open it;
 //! - [`upeer`] and [`verbs`]: the userspace RDMA peer, librdmacm and
@@ -18,7 +18,7 @@
 //! - [`cmdscan`]: the binaries' command lines in the scripts and documents,
 //!   for the binaries' tests.
 
-pub mod abi;
+pub use abi;
 pub mod addr;
 pub mod bench;
 pub mod cmdscan;
@@ -32,16 +32,3 @@ pub mod scenario;
 pub mod table;
 pub mod upeer;
 pub mod verbs;
-
-/// bindgen's output for `include/uapi/linux/rdma_krust.h` (`build.rs`);
-/// [`abi`] names its items.
-#[allow(
-    dead_code,
-    missing_docs,
-    non_camel_case_types,
-    non_upper_case_globals,
-    clippy::all
-)]
-mod uapi {
-    include!(concat!(env!("OUT_DIR"), "/uapi.rs"));
-}

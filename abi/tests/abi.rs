@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The ioctl ABI as `krust::abi` names it, and the wire protocol's logic.
+//! The ioctl ABI as the `abi` crate names it, and the wire protocol's
+//! logic.
 //!
 //! The command numbers are pinned to the values they have had (from a C
 //! program: `_IOR(0xb9, 0, 136-byte struct)` and so on): bindgen takes them
@@ -9,8 +10,6 @@
 //! checks them for 32-bit callers and padding). The module compiles the
 //! same `abi` module; the guest test `abi_agreement` checks its compiled
 //! numbers against the tools' at run time.
-
-use krust::abi;
 
 #[test]
 fn command_numbers_match_the_c_macros() {
@@ -210,7 +209,7 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
 fn compat32_uses_the_uapi_header() {
     let src = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../scripts/compat32.c"
+        "/../scripts/compat32.c"
     ))
     .expect("scripts/compat32.c");
     assert!(

@@ -22,7 +22,6 @@
 //!   the user guide (and of the design document, which has none today)
 //!   compiles with `clang -fsyntax-only` against the header.
 
-use krust::abi;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,7 +29,7 @@ use std::process::Command;
 
 /// The repository's root.
 fn root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     root.canonicalize().unwrap_or(root)
 }
 
@@ -38,9 +37,9 @@ fn root() -> PathBuf {
 const HEADER: &str = "include/uapi/linux/rdma_krust.h";
 const INCLUDE_DIR: &str = "include/uapi";
 /// bindgen's input, which carries the command numbers across.
-const HELPER: &str = "bindings/uapi_helper.h";
+const HELPER: &str = "abi/uapi_helper.h";
 /// The Rust names of the header's items.
-const ABI_RS: &str = "userspace-peer/krust/src/abi/mod.rs";
+const ABI_RS: &str = "abi/src/abi/mod.rs";
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -3,17 +3,18 @@
 //! The `/dev/rdma_krust` ioctl ABI, under Rust names.
 //!
 //! The one definition is the C header, `include/uapi/linux/rdma_krust.h`.
-//! bindgen turns it into `crate::uapi`, through `bindings/uapi_helper.h`:
-//! the module's Kbuild and this crate's `build.rs` each generate their own
-//! copy. This file gives the header's items the names the Rust code uses
+//! bindgen turns it into `crate::uapi`, through `abi/uapi_helper.h`: the
+//! module's Kbuild and the `rdma-krust-abi` crate's `build.rs` each
+//! generate their own copy. This file gives the header's items the names the Rust code uses
 //! (`struct rdma_krust_conn_info` is [`ConnInfo`], `RDMA_KRUST_RECV_DEPTH`
 //! is [`RECV_DEPTH`]) and the types it computes in, and adds the wire
 //! protocol's logic ([`WireRx`] and friends). Nothing here has a value or a
 //! layout of its own.
 //!
 //! The kernel module compiles this file and its child `wire.rs` as its
-//! `crate::abi` (Kbuild cannot link a cargo crate); so it uses nothing but
-//! `core` and `crate::uapi`.
+//! `crate::abi` (Kbuild cannot link a cargo crate), the `rdma-krust-abi`
+//! crate as its root module; so it uses nothing but `core` and
+//! `crate::uapi`.
 //!
 //! Conventions, as in the kernel's own uAPI headers: `reserved` fields must
 //! be zero on input (`EINVAL` otherwise) and are zeroed on output; an

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * bindgen's input for the ioctl ABI, include/uapi/linux/rdma_krust.h: the
- * module's bindings/uapi_generated.rs (Kbuild) and the krust crate's
- * uapi.rs (userspace-peer/krust/build.rs) are both generated from it.
+ * module's bindings/uapi_generated.rs (Kbuild) and the rdma-krust-abi
+ * crate's uapi.rs (abi/build.rs) are both generated from it.
  *
  * bindgen evaluates object-like macros but not _IOR() and friends, which
  * take sizeof(); a const initialised from each command number carries it

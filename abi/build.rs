@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Generates `uapi.rs`, the ioctl ABI's types and numbers, from the uapi
-//! header through `bindings/uapi_helper.h`: the same input and options as
-//! the module's Kbuild rule for `bindings/uapi_generated.rs`.
+//! header through `uapi_helper.h`: the same input and options as the
+//! module's Kbuild rule for `bindings/uapi_generated.rs`.
 
 use std::path::PathBuf;
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let helper = root.join("bindings/uapi_helper.h");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let helper = root.join("abi/uapi_helper.h");
     let header = root.join("include/uapi/linux/rdma_krust.h");
     for f in [&helper, &header] {
         println!("cargo:rerun-if-changed={}", f.display());
@@ -25,7 +25,7 @@ fn main() {
         .allowlist_type("rdma_krust_.*")
         .allowlist_var("RDMA_KRUST_.*|RKRUST_CMD_.*")
         .generate()
-        .expect("bindgen: bindings/uapi_helper.h")
+        .expect("bindgen: abi/uapi_helper.h")
         .write_to_file(&out)
         .expect("write uapi.rs");
 }
