@@ -8,7 +8,7 @@
  * take sizeof(); a const initialised from each command number carries it
  * across, as the kernel's rust/bindings/bindings_helper.h does for
  * GFP_KERNEL. Every RDMA_KRUST_IOCTL_* of the header has its line here
- * (krust/tests/uapi_header.rs checks that).
+ * (abi/tests/uapi_header.rs checks that).
  */
 #include "../include/uapi/linux/rdma_krust.h"
 

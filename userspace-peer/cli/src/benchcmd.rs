@@ -1129,7 +1129,7 @@ mod tests {
 
     #[test]
     fn old_invocations_still_parse() {
-        // scripts/guest-bench.sh, scripts/guest-tests.sh, kit/src/pair/bench.rs.
+        // scripts/guest-bench.sh, scripts/tests/, kit/src/pair/bench.rs.
         let p = plan_of(
             "--listen 192.0.2.1:18601 --op send --mode lat --size 2 --iters 1000 --depth 16",
         );

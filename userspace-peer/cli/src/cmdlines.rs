@@ -49,7 +49,7 @@ fn script_invocations_still_parse() {
         "bench --listen 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16",
         "bench --connect 192.0.2.2:7801 --op read --mode bw --size 65536 --iters 1000 --depth 16 --json",
         "bench --connect 192.0.2.2:7801 --op fadd --mode lat --size 8 --iters 1000 --depth 16 --json",
-        // scripts/guest-tests.sh
+        // scripts/tests/
         "devices --brief",
         "devices --verbs --brief",
         "devices",
@@ -105,7 +105,7 @@ fn script_invocations_still_parse() {
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7708 --json --op send --mode bw --size 65536 --iters 64 --depth 8",
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7709 --json --op write --mode bw --size 65536 --iters 64 --depth 8",
         "--ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect 192.0.2.1:7710 --json --op read --mode bw --size 65536 --iters 64 --depth 8",
-        // scripts/guest-tests.sh, the demo
+        // scripts/tests/, scripts/guest-demo.sh
         "serve --listen 192.0.2.1:7600 --mode echo --count 3",
         "kernel-ping --connect 192.0.2.1:7600 --sizes 1,65536,1048576",
         "kernel-echo --listen 192.0.2.1:7603 --count 3",

@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn old_invocations_still_parse() {
-        // scripts/guest-tests.sh and kit/src/pair/tests/.
+        // scripts/tests/ and kit/src/pair/tests/.
         let p = plan_of("--server --addr 192.0.2.1:7175");
         assert_eq!(p.side, Side::Server(v4([192, 0, 2, 1], 7175)));
         let p = plan_of("--client --addr 192.0.2.1:7181 -C 20 -S 1000 -V");

@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn ioctl_errors_read_as_before() {
-        // scripts/guest-tests.sh greps these.
+        // The tests in scripts/tests/ grep these.
         let e = failed(Op::Accept, libc::EINTR);
         assert_eq!(
             format!("{e:#}"),
