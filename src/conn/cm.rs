@@ -427,7 +427,7 @@ impl CmHandler for Conn {
             this.on_request(id, ev);
             return;
         }
-        if ev.kind == CmEventKind::Disconnected {
+        if ev.kind == CmEventKind::Disconnected && !this.defer_hang_up() {
             // Flush what was posted now, not after retries that may never
             // run out: rdma_cm leaves the QP as it is. Fails harmlessly if
             // this side disconnected first.
@@ -450,6 +450,21 @@ impl CmHandler for Conn {
 }
 
 impl Conn {
+    /// Whether the peer's `DISCONNECTED` leaves the QP up until the SENDs
+    /// in flight have completed, and sets that debt if so. On IB and RoCE
+    /// the peer may have acknowledged them already: rxe drops the
+    /// acknowledgements it has not processed once the QP is in the error
+    /// state, and a SEND the peer received would complete flushed, failed
+    /// to its caller (providers.rst). Left up, each completes with the
+    /// peer's acknowledgement or the transport's verdict after its retries.
+    /// iWARP's stream is closed by now: no.
+    fn defer_hang_up(&self) -> bool {
+        let mut st = self.st.lock();
+        let defer = st.info.iwarp == 0 && st.msg.sends_inflight > 0;
+        st.msg.hang_up_when_sent |= defer;
+        defer
+    }
+
     pub(super) fn on_event(&self, ev: &CmEvent) {
         if ev.status != 0 {
             pr_debug!("cm event {:?}, status {}\n", ev.kind, ev.status);

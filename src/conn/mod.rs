@@ -161,8 +161,10 @@ struct St {
     /// the id, and ib_cm cancels the retries of a DREQ whose id is
     /// destroyed, so a peer whose DREQ was lost would never learn of it.
     cm_closed: bool,
-    /// rdma_cm reported `DISCONNECTED`: the QP is in the error state, so
-    /// every receive still posted completes (`Conn::receiver_closed`).
+    /// rdma_cm reported `DISCONNECTED`: the QP is in the error state, or
+    /// will be once the SENDs in flight have completed
+    /// (`Msg::hang_up_when_sent`), so every receive still posted completes
+    /// (`Conn::receiver_closed`).
     peer_closed: bool,
     /// rdma_cm reported `ESTABLISHED`. Only then may this side disconnect
     /// on its own (`Conn::hang_up_if_owed`): iw_cm's `iw_cm_disconnect()`

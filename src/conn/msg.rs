@@ -92,6 +92,10 @@ pub(super) struct Msg {
     /// The peer broke the protocol and has not been told yet: this side
     /// owes it a disconnect ([`Conn::hang_up_if_owed`]).
     pub(super) hang_up: bool,
+    /// The peer disconnected while SENDs were in flight on IB or RoCE:
+    /// once they have completed, this side disconnects and fails the QP
+    /// (through `hang_up`). See `CmHandler::event`.
+    pub(super) hang_up_when_sent: bool,
     /// Receive buffers that are free to repost (credit-only messages).
     pub(super) repost: Fifo<DeviceBuf>,
     /// SENDs the peer has receives for.
@@ -123,6 +127,7 @@ impl Msg {
             wire: abi::WireRx::default(),
             wire_broken: false,
             fail_qp: false,
+            hang_up_when_sent: false,
             hang_up: false,
             repost: Fifo::new(RECV_DEPTH as usize)?,
             credits: 0,
@@ -162,7 +167,10 @@ impl Conn {
         }
         let (grant, low, was_low) = {
             let mut st = self.st.lock();
+            // No grant once closed: the QP may still be up, waiting for
+            // what was sent to complete (`CmHandler::event`).
             let due = !st.msg.raw
+                && st.state == State::Connected
                 && st.msg.pending_grant > 0
                 && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth))
                 && st.msg.credits >= 1;
@@ -230,8 +238,9 @@ impl Conn {
     /// rdma_cm can report the peer's close (`DISCONNECTED`) before the
     /// completions of what the peer sent just before it have been handled:
     /// they still wait in the CQ for ib_core's poll work, or for a polling
-    /// waiter. By `DISCONNECTED` the QP is in the error state (moved there
-    /// by `CmHandler::event` on IB, by the closed stream on iWARP), so every
+    /// waiter. After `DISCONNECTED` the QP goes to the error state (moved
+    /// there by `CmHandler::event` on IB, at once or once the SENDs in
+    /// flight have completed; by the closed stream on iWARP), so every
     /// receive still posted completes, flushed, after those completions.
     /// Until the last of them has, a message the peer finished before it
     /// closed may still be coming, and the receiver waits for it.
@@ -391,12 +400,14 @@ impl Conn {
     /// one did, that is, the peer acknowledged it. A connection that closes
     /// meanwhile is not an error by itself: the peer may read a message and
     /// disconnect before this side has seen the acknowledgement (the
-    /// disconnect's event can be handled before the completion). The
-    /// peer's disconnect moves the QP to the error state (`CmHandler::event`),
-    /// and so does a close of this side's own (a wire violation, a failed
-    /// request: `Conn::complete`), so what was not acknowledged completes
-    /// at once, flushed. Only a failed SEND makes the connection's errno
-    /// count.
+    /// disconnect's event can be handled before the completion). On IB
+    /// and RoCE the peer's disconnect leaves the QP up until the SENDs in
+    /// flight complete, acknowledged or failed by the transport
+    /// (`CmHandler::event`); on iWARP the closed stream ends them. A close
+    /// of this side's own (a wire violation, a failed request:
+    /// `Conn::complete`) moves the QP to the error state, so what was not
+    /// acknowledged completes at once, flushed. Only a failed SEND makes
+    /// the connection's errno count.
     pub(super) fn wait_sent(&self, ms: u32) -> Result {
         let r = self.wait(ms, |st| {
             (st.msg.sends_inflight == 0).then(|| {
@@ -687,6 +698,10 @@ impl Conn {
     /// A SEND of the message protocol completed: its buffer goes.
     pub(super) fn complete_send(&self, st: &mut St, wc: &Wc) {
         st.msg.sends_inflight = st.msg.sends_inflight.saturating_sub(1);
+        if st.msg.sends_inflight == 0 && core::mem::take(&mut st.msg.hang_up_when_sent) {
+            // The disconnect deferred by `CmHandler::event`.
+            st.msg.hang_up = true;
+        }
         if !wc.ok() {
             st.msg.send_failed = true;
             if !wc.flushed() {
