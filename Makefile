@@ -67,8 +67,9 @@ modules_install:
 		{ echo "rdma_krust.ko is not built: run make first (with the same KDIR)" >&2; exit 2; }
 	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) $@
 
-# The module build generates bindings/bindings_generated.rs, which the
-# crate includes: editors need it as much as rustc does.
+# The module build generates bindings/bindings_generated.rs and
+# bindings/uapi_generated.rs, which the crate includes: editors need them as
+# much as rustc does.
 rust-analyzer: modules
 	$(MAKE) -C $(KDIR_NOW) M=$(ROOT) $@
 
