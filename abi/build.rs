@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Generates `uapi.rs`, the ioctl ABI's types and numbers, from the uapi
-//! header through `uapi_helper.h`: the same input and options as the
-//! module's Kbuild rule for `bindings/uapi_generated.rs`.
+//! header through `uapi_helper.h`: the same input, allowlists and derives
+//! as the module's Kbuild rule for `bindings/uapi_generated.rs`.
 
 use std::path::PathBuf;
 

@@ -6,6 +6,8 @@
 //!
 //! - [`cm`]: rdma_cm setup, active and passive, and the cm events;
 //! - [`msg`]: messages with credits, and the checks of what the peer sends;
+//! - [`fifo`]: the fixed-capacity queues `msg` keeps its fragments and
+//!   buffers in;
 //! - [`ops`]: one-sided operations (RDMA READ/WRITE, atomics, registrations);
 //! - [`windows`]: memory exposed to the peer;
 //! - [`wait`]: deadlines, and how a caller waits: sleeping on the
@@ -54,6 +56,7 @@ use crate::registry::{DeviceUser, Registry};
 
 mod bench;
 mod cm;
+mod fifo;
 mod msg;
 mod ops;
 mod wait;

@@ -5,11 +5,11 @@
 //! The one definition is the C header, `include/uapi/linux/rdma_krust.h`.
 //! bindgen turns it into `crate::uapi`, through `abi/uapi_helper.h`: the
 //! module's Kbuild and the `rdma-krust-abi` crate's `build.rs` each
-//! generate their own copy. This file gives the header's items the names the Rust code uses
-//! (`struct rdma_krust_conn_info` is [`ConnInfo`], `RDMA_KRUST_RECV_DEPTH`
-//! is [`RECV_DEPTH`]) and the types it computes in, and adds the wire
-//! protocol's logic ([`WireRx`] and friends). Nothing here has a value or a
-//! layout of its own.
+//! generate their own copy. This file gives the header's items the names
+//! the Rust code uses (`struct rdma_krust_conn_info` is [`ConnInfo`],
+//! `RDMA_KRUST_RECV_DEPTH` is [`RECV_DEPTH`]) and the types it computes in,
+//! and adds the wire protocol's logic ([`WireRx`] and friends). Nothing here
+//! has a value or a layout of its own.
 //!
 //! The kernel module compiles this file and its child `wire.rs` as its
 //! `crate::abi` (Kbuild cannot link a cargo crate), the `rdma-krust-abi`
@@ -214,7 +214,18 @@ pub mod state {
     }
 }
 
-from_header! {
+/// The header's commands, each named once: a constant for each, and
+/// [`ALL_CMDS`], all of them in the order given (the header's, by number).
+macro_rules! commands {
+    ($($(#[$m:meta])* $name:ident: u32 = $c:ident;)*) => {
+        from_header! { $($(#[$m])* $name: u32 = $c;)* }
+
+        /// Every command of this ABI version, in number order.
+        pub const ALL_CMDS: &[u32] = &[$($name),*];
+    };
+}
+
+commands! {
     /// `RDMA_KRUST_IOCTL_VERSION`: the module's ABI version and commands.
     IOCTL_VERSION: u32 = RKRUST_CMD_VERSION;
     /// `RDMA_KRUST_IOCTL_LIST_DEVICES`: the RDMA devices.
@@ -251,26 +262,6 @@ from_header! {
     IOCTL_BENCH: u32 = RKRUST_CMD_BENCH;
 }
 
-/// Every command of this ABI version, in number order.
-pub const ALL_CMDS: &[u32] = &[
-    IOCTL_VERSION,
-    IOCTL_LIST_DEVICES,
-    IOCTL_CONNECT,
-    IOCTL_LISTEN,
-    IOCTL_ACCEPT,
-    IOCTL_CONN_INFO,
-    IOCTL_DISCONNECT,
-    IOCTL_SEND,
-    IOCTL_RECV,
-    IOCTL_EXPOSE,
-    IOCTL_REVOKE,
-    IOCTL_WINDOW_READ,
-    IOCTL_WINDOW_WRITE,
-    IOCTL_RDMA_WRITE,
-    IOCTL_RDMA_READ,
-    IOCTL_ATOMIC,
-    IOCTL_BENCH,
-];
 const _: () = assert!(ALL_CMDS.len() <= MAX_CMDS);
 
 const IOC_NRBITS: u32 = 8;

@@ -18,7 +18,16 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-/* Version of this ABI; RDMA_KRUST_IOCTL_VERSION reports the module's. */
+/*
+ * Version of this ABI, bumped whenever it changes; RDMA_KRUST_IOCTL_VERSION
+ * reports the module's. 3: RDMA_KRUST_CONN_POLL, RDMA_KRUST_BENCH_PINGPONG,
+ * rdma_krust_bench.window; 4: struct rdma_krust_transport in connect_req,
+ * listen_req and conn_info, and a timeout_ms of 0 on one-sided operations
+ * waits for the transport; 6: rdma_krust_bench.samples on a bandwidth run
+ * takes each message's post and completion time, and total_ns starts at
+ * the first post; 7: rdma_krust_device_info.max_window; 8:
+ * RDMA_KRUST_CONN_SPIN.
+ */
 #define RDMA_KRUST_ABI_VERSION		9
 
 /* The ioctl type byte. */
