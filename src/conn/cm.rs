@@ -509,7 +509,7 @@ impl Conn {
             }
             _ => {}
         }
-        self.cv.notify_all();
+        self.wake(&st);
     }
 }
 

@@ -191,6 +191,9 @@ struct St {
     spin: bool,
     /// The [`Turn`]s taken.
     turns: u8,
+    /// Waiters asleep on `cv` ([`Conn::wait`]): [`Conn::wake`] wakes
+    /// nobody when none is, as a busy-polling waiter never sleeps.
+    sleepers: u32,
     /// [`Conn::shutdown`] ran: the connection's queues were emptied for
     /// good, and nothing goes back into them ([`St::keep_for_repost`],
     /// [`Conn::complete_op`]). Otherwise a thread inside an ioctl at the
@@ -311,7 +314,7 @@ impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut st = self.conn.st.lock();
         st.turns &= !self.turns;
-        self.conn.cv.notify_all();
+        self.conn.wake(&st);
     }
 }
 
@@ -367,6 +370,7 @@ impl Conn {
                     polled: false,
                     spin: false,
                     turns: 0,
+                    sleepers: 0,
                     torn_down: false,
                 }),
                 cv <- new_condvar!(),
@@ -458,7 +462,7 @@ impl Conn {
             st.state = State::Closed(err);
             st.info.error = (-err.to_errno()) as u32;
         }
-        self.cv.notify_all();
+        self.wake(st);
     }
 
     /// Waits, interruptibly and until `end`, until none of `turns` is held,
@@ -538,7 +542,7 @@ impl Conn {
         let mut st = self.st.lock();
         // A `DISCONNECTED` handled meanwhile set it again; the QP is gone.
         st.peer_closed = false;
-        self.cv.notify_all();
+        self.wake(&st);
         while st.msg.rx.pop().is_some() {}
         while st.msg.repost.pop().is_some() {}
         for b in st.op.bufs.iter_mut() {
@@ -574,7 +578,7 @@ impl CompletionHandler for Conn {
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
-        this.cv.notify_all();
+        this.wake(&st);
         drop(st);
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's
