@@ -141,6 +141,7 @@ impl Conn {
             recv_wr: t.recv_depth,
             send_sge: 1,
             recv_sge: 1,
+            max_inline: MAX_INLINE,
         };
         let poll = if polled {
             PollContext::Direct

@@ -80,6 +80,10 @@ const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
 const FRAG: usize = RECV_BUF - HDR;
 const SEND_DEPTH: u32 = 2 * RECV_DEPTH;
+/// Bytes a SEND or a WRITE carries inline (`QpCaps::max_inline`): a
+/// message header and small payloads, as perftest's latency tests post
+/// theirs. Within siw's 80 and rxe's limit.
+const MAX_INLINE: u32 = 64;
 const RESOLVE_MS: u32 = 2000;
 /// Completions a busy-polling waiter handles per poll.
 const POLL_BUDGET: u32 = 16;

@@ -130,6 +130,7 @@ impl Echo {
             recv_wr: DEPTH,
             send_sge: 1,
             recv_sge: 2,
+            max_inline: 0,
         };
         // A PD of its own; the CQ is shared with other connections, from
         // the device's pool.

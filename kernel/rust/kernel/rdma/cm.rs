@@ -307,6 +307,8 @@ pub trait CmHandler: Send + Sync + 'static {
 ///         recv_wr: 16,
 ///         send_sge: 1,
 ///         recv_sge: 1,
+///         // Small messages inline: no fetch by the device.
+///         max_inline: 64,
 ///     };
 ///     id.create_qp(caps, PollContext::Workqueue, c_str!("my_ulp"))?;
 ///     id.connect(&ConnParam {

@@ -187,6 +187,19 @@ impl DeviceBuf {
         self.0.addr
     }
 
+    /// The kernel address an inline scatter/gather entry names
+    /// (`IB_SEND_INLINE`: the provider copies the bytes with the CPU while
+    /// posting), for a buffer the device only reads (`ToDevice`). Its
+    /// bytes are the CPU's last writes: [`CpuBuf::into_device`] made them
+    /// the device's too, and nothing writes them while the device owns the
+    /// buffer. `None` for a buffer the device may write.
+    pub(super) fn inline_addr(&self) -> Option<u64> {
+        match self.0.dir {
+            Direction::ToDevice => Some(self.0.buf.as_ptr() as u64),
+            _ => None,
+        }
+    }
+
     /// The buffer's length in bytes.
     pub fn len(&self) -> usize {
         self.0.buf.len()

@@ -93,6 +93,14 @@ pub struct QpCaps {
     pub send_sge: u32,
     /// Scatter/gather entries of a receive.
     pub recv_sge: u32,
+    /// Bytes of data a SEND or an RDMA WRITE may carry inline: the
+    /// provider copies them into the request when it is posted
+    /// (`IB_SEND_INLINE`), so the device does not fetch them. A request no
+    /// longer than what the provider granted ([`Qp::max_inline`]) is posted
+    /// inline by [`Qp::post_prepared`]. 0 for none. Inline data is an
+    /// optimization: a provider that refuses the size is asked again
+    /// without.
+    pub max_inline: u32,
 }
 
 impl QpCaps {
@@ -170,6 +178,8 @@ pub struct Qp {
     /// Scatter/gather entries a request of each queue may have.
     send_sge: u32,
     recv_sge: u32,
+    /// Inline bytes the provider granted ([`QpCaps::max_inline`]).
+    max_inline: u32,
     // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
     // while memory regions hold it).
     cq: ManuallyDrop<Arc<Cq>>,
@@ -252,6 +262,7 @@ impl Qp {
         }
         attr.cap.max_send_sge = caps.send_sge;
         attr.cap.max_recv_sge = caps.recv_sge;
+        attr.cap.max_inline_data = caps.max_inline;
         attr.sq_sig_type = bindings::ib_sig_type_IB_SIGNAL_REQ_WR;
         attr.qp_type = bindings::ib_qp_type_IB_QPT_RC;
         attr.event_handler = Some(qp_event);
@@ -269,7 +280,15 @@ impl Qp {
             GFP_KERNEL,
         )?;
         // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
-        to_result(unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) })?;
+        let mut ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
+        if ret == EINVAL.to_errno() && attr.cap.max_inline_data > 0 {
+            // Maybe more inline data than the provider takes (siw: 80
+            // bytes): asked again without.
+            attr.cap.max_inline_data = 0;
+            // SAFETY: as above; the failed call created nothing.
+            ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
+        }
+        to_result(ret)?;
         // SAFETY: on success rdma_cm stored the new QP in `id->qp`.
         let Some(qp) = NonNull::new(unsafe { (*id.as_ptr()).qp }) else {
             // Not a QP rdma_cm would return; if it ever did, the id's QP
@@ -285,9 +304,16 @@ impl Qp {
             slots,
             send_sge: caps.send_sge,
             recv_sge: caps.recv_sge,
+            // What the provider granted, which may be more than asked.
+            max_inline: attr.cap.max_inline_data,
             cq: ManuallyDrop::new(cq),
             pd: ManuallyDrop::new(pd),
         })
+    }
+
+    /// Bytes a SEND or an RDMA WRITE may carry inline ([`QpCaps::max_inline`]).
+    pub fn max_inline(&self) -> u32 {
+        self.max_inline
     }
 
     /// The PD the QP is in.
@@ -353,7 +379,7 @@ impl Qp {
         let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.__bindgen_anon_1.wr_cqe = cqe;
         // SAFETY: `work` is valid until it is posted or reclaimed below.
-        let n = unsafe { self.sges_of(work, &mut sges) };
+        let (n, _) = unsafe { self.sges_of(work, &mut sges, false) };
         if n > 0 {
             wr.sg_list = sges.as_mut_ptr();
             wr.num_sge = n as i32;
@@ -424,11 +450,15 @@ impl Qp {
         // SAFETY: `work` is a valid leaked box (see `box_work`).
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        let may_inline = matches!(op, SendOp::Send | SendOp::Write { .. });
         // SAFETY: `work` is valid until it is posted or reclaimed below.
-        let n = unsafe { self.sges_of(work, &mut sges) };
+        let (n, inline) = unsafe { self.sges_of(work, &mut sges, may_inline) };
         if n > 0 {
             wr.sg_list = sges.as_mut_ptr();
             wr.num_sge = n as i32;
+        }
+        if inline {
+            wr.send_flags |= bindings::ib_send_flags_IB_SEND_INLINE;
         }
         match op {
             SendOp::Send => wr.opcode = bindings::ib_wr_opcode_IB_WR_SEND,
@@ -633,7 +663,9 @@ impl Qp {
     }
 
     /// Writes the scatter/gather list of a boxed work request into `out`,
-    /// under the PD's local key; returns how many entries it has.
+    /// under the PD's local key; returns how many entries it has, and
+    /// whether they name inline data: with `may_inline`, a list of at most
+    /// [`Self::max_inline`] bytes of buffers the device only reads.
     ///
     /// # Safety
     ///
@@ -642,19 +674,31 @@ impl Qp {
         &self,
         work: NonNull<Work<H>>,
         out: &mut [bindings::ib_sge; MAX_SGE],
-    ) -> usize {
+        may_inline: bool,
+    ) -> (usize, bool) {
         // SAFETY: by the caller's guarantee.
         let ctx = unsafe { &(*work.as_ptr()).ctx };
         let list = ctx.sges();
+        let total: usize = list.iter().map(|(buf, len)| len.min(buf.len())).sum();
+        // Inline, the provider copies the bytes from their kernel address
+        // while posting; only a buffer the device only reads qualifies.
+        let inline = may_inline
+            && total > 0
+            && total <= self.max_inline as usize
+            && list.iter().all(|(buf, _)| buf.inline_addr().is_some());
         let lkey = self.pd().local_dma_lkey();
         for ((buf, len), sge) in list.iter().zip(out.iter_mut()) {
             *sge = bindings::ib_sge {
-                addr: buf.dma_addr(),
+                addr: match buf.inline_addr() {
+                    Some(addr) if inline => addr,
+                    _ => buf.dma_addr(),
+                },
                 length: len.min(buf.len()) as u32,
-                lkey,
+                // No key names inline data.
+                lkey: if inline { 0 } else { lkey },
             };
         }
-        list.len()
+        (list.len(), inline)
     }
 
     /// Takes back a work request that failed to post.
