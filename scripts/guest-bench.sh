@@ -288,14 +288,10 @@ profile() {
 if [ -n "${KRUST_PROFILE:-}" ] && command -v perf >/dev/null; then
 	echo "guest-bench: profiles"
 	LAT_ITERS=$((LAT_ITERS * 20))
-	# The module's loops spin in the profile when only those are asked
-	# for (KRUST_BENCH_SPIN=1).
-	spin=
-	[ "${KRUST_BENCH_SPIN:-both}" = 1 ] && spin=-spin
 	profile perftest-read-lat pt_lat read ib_read_lat 2
-	profile rdma-krust-read$spin-lat ours read$spin lat 2 "$LAT_ITERS"
+	profile rdma-krust-read-lat ours read lat 2 "$LAT_ITERS"
 	profile perftest-send-lat pt_lat send ib_send_lat 2
-	profile rdma-krust-send$spin-lat ours send$spin lat 2 "$LAT_ITERS"
+	profile rdma-krust-send-lat ours send lat 2 "$LAT_ITERS"
 	profile perftest-write-bw pt_bw write ib_write_bw 65536 $((BW_ITERS * 20))
 	profile rdma-krust-write-bw ours write bw 65536 $((BW_ITERS * 20))
 fi

@@ -510,7 +510,7 @@ impl Conn {
             }
             _ => {}
         }
-        self.wake(&st);
+        self.cv.notify_all();
     }
 }
 

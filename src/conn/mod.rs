@@ -195,9 +195,6 @@ struct St {
     spin: bool,
     /// The [`Turn`]s taken.
     turns: u8,
-    /// Waiters asleep on `cv` ([`Conn::wait`]): [`Conn::wake`] wakes
-    /// nobody when none is, as a busy-polling waiter never sleeps.
-    sleepers: u32,
     /// [`Conn::shutdown`] ran: the connection's queues were emptied for
     /// good, and nothing goes back into them ([`St::keep_for_repost`],
     /// [`Conn::complete_op`]). Otherwise a thread inside an ioctl at the
@@ -318,7 +315,7 @@ impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut st = self.conn.st.lock();
         st.turns &= !self.turns;
-        self.conn.wake(&st);
+        self.conn.cv.notify_all();
     }
 }
 
@@ -374,7 +371,6 @@ impl Conn {
                     polled: false,
                     spin: false,
                     turns: 0,
-                    sleepers: 0,
                     torn_down: false,
                 }),
                 cv <- new_condvar!(),
@@ -466,7 +462,7 @@ impl Conn {
             st.state = State::Closed(err);
             st.info.error = (-err.to_errno()) as u32;
         }
-        self.wake(st);
+        self.cv.notify_all();
     }
 
     /// Waits, interruptibly and until `end`, until none of `turns` is held,
@@ -546,7 +542,7 @@ impl Conn {
         let mut st = self.st.lock();
         // A `DISCONNECTED` handled meanwhile set it again; the QP is gone.
         st.peer_closed = false;
-        self.wake(&st);
+        self.cv.notify_all();
         while st.msg.rx.pop().is_some() {}
         while st.msg.repost.pop().is_some() {}
         for b in st.op.bufs.iter_mut() {
@@ -582,7 +578,7 @@ impl CompletionHandler for Conn {
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
-        this.wake(&st);
+        this.cv.notify_all();
         drop(st);
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's

@@ -5,8 +5,6 @@
 //! variable or, on a busy-polling connection, reaping the CQ itself.
 
 use super::*;
-use kernel::sync::lock::{mutex::MutexBackend, Guard};
-use kernel::time::Jiffies;
 
 /// The `ktime_get()` time (ns) `ms` milliseconds from now.
 pub(super) fn deadline(ms: u32) -> i64 {
@@ -50,31 +48,6 @@ pub(super) fn op_timeout(ms: u32) -> u32 {
 }
 
 impl Conn {
-    /// Wakes the waiters asleep on `cv`, after a change to `st`, which the
-    /// caller holds. A waiter checks its condition and counts itself in
-    /// `st.sleepers` before it sleeps, both under `st`, so one that this
-    /// change could concern is either counted or has yet to look. With
-    /// nobody asleep (a busy-polling connection's waiters reap and never
-    /// sleep but for a nap) this takes no wait-queue lock.
-    pub(super) fn wake(&self, st: &St) {
-        if st.sleepers > 0 {
-            self.cv.notify_all();
-        }
-    }
-
-    /// Sleeps on `cv` for at most `jiffies`, counted in `st.sleepers`
-    /// meanwhile ([`Self::wake`]).
-    fn sleep(
-        &self,
-        st: &mut Guard<'_, St, MutexBackend>,
-        jiffies: Jiffies,
-    ) -> CondVarTimeoutResult {
-        st.sleepers += 1;
-        let r = self.cv.wait_interruptible_timeout(st, jiffies);
-        st.sleepers -= 1;
-        r
-    }
-
     /// Waits until `f` returns `Some`, for at most `ms` milliseconds.
     /// A signal gives `EINTR`, the timeout `ETIMEDOUT`.
     pub(super) fn wait<T>(
@@ -92,7 +65,7 @@ impl Conn {
             if let Some(r) = f(&mut st) {
                 return r;
             }
-            match self.sleep(&mut st, left) {
+            match self.cv.wait_interruptible_timeout(&mut st, left) {
                 CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
                 CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
@@ -130,7 +103,9 @@ impl Conn {
             if reaped > 0 || spinning {
                 last_seen = now;
             } else if now.wrapping_sub(last_seen) > spin {
-                if let CondVarTimeoutResult::Signal { .. } = self.sleep(&mut st, 1) {
+                if let CondVarTimeoutResult::Signal { .. } =
+                    self.cv.wait_interruptible_timeout(&mut st, 1)
+                {
                     return Err(EINTR);
                 }
                 continue;
