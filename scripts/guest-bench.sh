@@ -31,7 +31,9 @@
 # the module's with --spin): the siw and TCP functions one message passes
 # through, and every wake-up and context switch, in
 # $KRUST_OUT/trace-<tool>.txt; scripts/trace-breakdown.sh turns each into
-# where a half round trip's microseconds go. KRUST_TRACE_FUNCS names more
+# where a half round trip's microseconds go; the traced runs' own figures,
+# which carry the tracer's cost, go to $KRUST_OUT/traced.jsonl, not into the
+# tables. KRUST_TRACE_FUNCS names more
 # functions to trace, comma-separated (the guest's environment comes on the
 # kernel command line, which splits at spaces).
 set -u
@@ -223,7 +225,8 @@ fi
 # trace NAME COMMAND...: ftrace while COMMAND (a function of this script)
 # runs: the functions a SEND passes through on siw (or rxe), and the
 # scheduler's wake-ups and switches; the trace goes to
-# $KRUST_OUT/trace-NAME.txt.
+# $KRUST_OUT/trace-NAME.txt (timestamps in TSC cycles on x86, under a
+# "# tsc_mhz:" line), its figures to $KRUST_OUT/traced.jsonl.
 trace() {
 	local name=$1 t=/sys/kernel/tracing
 	shift
@@ -233,6 +236,13 @@ trace() {
 	echo nop >$t/current_tracer
 	: >$t/trace
 	echo 8192 >$t/buffer_size_kb
+	# The default clock prints whole microseconds; x86's TSC clock prints
+	# cycles, which scripts/trace-breakdown.sh turns into fractions of a
+	# microsecond with the frequency written at the top of the trace.
+	local clock=local mhz
+	mhz=$(awk '/^cpu MHz/ { print $4; exit }' /proc/cpuinfo)
+	grep -qw x86-tsc $t/trace_clock && [ -n "$mhz" ] && clock=x86-tsc
+	echo $clock >$t/trace_clock
 	local f funcs=()
 	for f in siw_post_send siw_sq_start siw_qp_sq_process siw_tcp_rx_data siw_rqe_complete \
 		siw_sqe_complete rxe_post_send rxe_requester rxe_receiver rxe_completer tcp_sendmsg_locked \
@@ -244,9 +254,13 @@ trace() {
 	echo 1 >$t/events/sched/sched_wakeup/enable
 	echo 1 >$t/events/sched/sched_switch/enable
 	echo 1 >$t/tracing_on
-	J=/dev/null SAMPLES_DIR=/tmp "$@" >/dev/null
+	J=$OUT/traced.jsonl SAMPLES_DIR=/tmp "$@" >/dev/null
 	echo 0 >$t/tracing_on
-	cat $t/trace >"$OUT/trace-$name.txt"
+	{
+		[ $clock = x86-tsc ] && echo "# tsc_mhz: $mhz"
+		cat $t/trace
+	} >"$OUT/trace-$name.txt"
+	echo local >$t/trace_clock
 	echo 0 >$t/events/sched/sched_wakeup/enable
 	echo 0 >$t/events/sched/sched_switch/enable
 	echo nop >$t/current_tracer

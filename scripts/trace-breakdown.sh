@@ -19,6 +19,10 @@
 # in microseconds, their median sum, and the median count of wake-ups and
 # context switches in one, with the tasks woken most. Absolute times carry
 # the function tracer's own cost; the parts compare.
+#
+# Timestamps are ftrace's: seconds with six decimals (the default clocks),
+# or, from a trace that starts with "# tsc_mhz: F" (guest-bench.sh's, on
+# x86), TSC cycles at F MHz, which resolve fractions of a microsecond.
 set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: trace-breakdown.sh TRACE..." >&2; exit 2; }
@@ -30,13 +34,15 @@ median() {
 
 for trace in "$@"; do
 	rows=$(awk '
+	/^# tsc_mhz: / { mhz = $3; next }
 	/^#/ { next }
 	{
-		ts = ""; ev = ""
-		for (i = 2; i <= NF; i++)
-			if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); ev = $(i + 1); break }
-		if (ts == "") next
-		t = ts * 1e6
+		t = ""; ev = ""
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = substr($i, 1, length($i) - 1) * 1e6; ev = $(i + 1); break }
+			if (mhz > 0 && $i ~ /^[0-9]+:$/) { t = substr($i, 1, length($i) - 1) / mhz; ev = $(i + 1); break }
+		}
+		if (t == "") next
 		task = $1; sub(/-[0-9]+$/, "", task)
 		if (ev == "sched_wakeup:") {
 			if (phase > 0) { wakes++; for (j = 1; j <= NF; j++) if ($j ~ /^comm=/) woken[substr($j, 6)]++ }
