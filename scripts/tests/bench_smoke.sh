@@ -2,12 +2,29 @@
 # shellcheck shell=bash
 #
 # Every benchmark case, few iterations: the numbers are sane (positive, a
-# latency under a second, a bandwidth under the memory's) and FADD's window
-# ends at exactly the number of adds.
+# latency under a second, a bandwidth under the memory's), FADD's window
+# ends at exactly the number of adds, and a latency run's samples tile its
+# time: each runs from a post to the next, as perftest's, so their sum
+# (doubled for a ping-pong's halves) is the run's total_us.
 #
-# Guards: 56dacdd (a BW peak over one interval, 16 times the average)
+# Guards: 56dacdd (a BW peak over one interval, 16 times the average); the
+# samples that ran only from a post to its answer (ABI 9 and before).
 
 DESCRIPTION="every benchmark case, a few iterations: the numbers are sane"
+
+# tiles NAME JSON: the samples' sum, t_avg times the iterations (times 2 for
+# a one-way figure), is total_us within the rounding of t_avg.
+tiles() {
+	local n avg total k=1
+	n=$(json_num "$2" iterations)
+	avg=$(json_num "$2" t_avg)
+	total=$(json_num "$2" total_us)
+	grep -q '"one_way":true' <<<"$2" && k=2
+	[ -n "$total" ] || { fail "$1: no total_us: $2"; return; }
+	awk -v n="$n" -v a="$avg" -v t="$total" -v k="$k" \
+		'BEGIN { s = n * a * k; d = s - t; if (d < 0) d = -d; exit !(t > 0 && d <= 0.001 * n * k + 0.01) }' ||
+		fail "$1: samples sum to $(awk -v n="$n" -v a="$avg" -v k="$k" 'BEGIN { print n * a * k }') us, the run took $total us: $2"
+}
 
 test_main() {
 	ensure_loaded
@@ -26,6 +43,7 @@ test_main() {
 		t=$(json_num "$j" t_typical)
 		echo "  $mode $op: t_typical ${t} us"
 		awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "$mode $op: $j"
+		tiles "$mode $op" "$j"
 	done
 	[ "${ops[-1]}" != fadd ] || grep -q '^window value 50$' "$T/bench.$port" ||
 		fail "FADD window: $(cat "$T/bench.$port")"
@@ -36,6 +54,7 @@ test_main() {
 	t=$(json_num "$j" t_typical)
 	echo "  lat write ping-pong: t_typical ${t} us"
 	awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "ping-pong: $j"
+	tiles "ping-pong" "$j"
 	grep -q '"one_way":true' <<<"$j" || fail "ping-pong is not one-way: $j"
 	grep -q '^window value 3602879701896396800$' "$T/bench.$port" ||
 		fail "ping-pong window: $(cat "$T/bench.$port")"
@@ -45,6 +64,7 @@ test_main() {
 	t=$(json_num "$j" t_typical)
 	echo "  lat read, --events: t_typical ${t} us"
 	awk -v t="$t" 'BEGIN { exit !(t > 0 && t < 1000000) }' || fail "read --events: $j"
+	tiles "read --events" "$j"
 	# Bandwidth, with perftest's BW peak from the module's per-message
 	# times: the whole run is one of the spans the peak is the best of, so
 	# peak >= average always. A wrong peak is far above the average (the

@@ -4,9 +4,10 @@
 //! fd's connection, with buffers allocated once and reused (a child of
 //! `conn`, whose state it drives).
 //!
-//! Times come from `ktime_get()`. A completion is stamped when its handler
-//! runs, so a latency sample is post → completion handled, without the
-//! wake-up of the ioctl thread that follows.
+//! Times come from `ktime_get()`. A latency sample is perftest's: the time
+//! from one post of the measuring loop to its next ([`PostClock`]), so the
+//! loop's own turn between an answer and its next request counts. A
+//! completion is stamped when its handler runs (`total_ns` ends there).
 
 use super::{
     deadline, errno, msg::Fragment, op_timeout, timeout_of, Conn, Step, Work, TURN_OP, TURN_RECV,
@@ -27,6 +28,79 @@ use kernel::{prelude::*, sync::Arc, time::Ktime, uaccess::UserSlice};
 /// none posted. Reposting in batches keeps the receive path's code out of
 /// most rounds.
 const REPOST_BATCH: usize = 8;
+
+/// perftest's latency clock: each sample is the time from one post of the
+/// measuring loop to the next (`tposted[i + 1] - tposted[i]` in perftest's
+/// `print_report_lat()`), halved for a ping-pong (SEND, WRITE), whole for a
+/// round trip (READ, atomics). Whatever the loop does between seeing the
+/// answer and posting again is in the sample, as it is in perftest's, so
+/// the loops do their bookkeeping while a request is in flight. The last
+/// sample ends where the loop would post again ([`PostClock::end`]): one
+/// sample per iteration, as `abi::Bench::samples` has room for.
+struct PostClock<'a> {
+    samples: &'a mut KVVec<u64>,
+    /// The first post's time.
+    first: Option<i64>,
+    /// The last post's time.
+    last: Option<i64>,
+    /// 2 for a ping-pong, 1 for a round trip.
+    div: i64,
+}
+
+impl<'a> PostClock<'a> {
+    fn new(samples: &'a mut KVVec<u64>, pingpong: bool) -> Self {
+        let div = if pingpong { 2 } else { 1 };
+        Self {
+            samples,
+            first: None,
+            last: None,
+            div,
+        }
+    }
+
+    /// Stamps a post, about to be made, and records the sample it ends.
+    fn post(&mut self) -> Result {
+        let now = Ktime::ktime_get().to_ns();
+        self.record(now)?;
+        self.first.get_or_insert(now);
+        self.last = Some(now);
+        Ok(())
+    }
+
+    /// Ends the last sample, where the loop would post again; returns the
+    /// run's span, which the samples tile.
+    fn end(mut self) -> Result<Span> {
+        let now = Ktime::ktime_get().to_ns();
+        self.record(now)?;
+        Ok(Span {
+            first: self.first,
+            end: now,
+        })
+    }
+
+    fn record(&mut self, now: i64) -> Result {
+        if let Some(t) = self.last {
+            if self.samples.capacity() > self.samples.len() {
+                let sample = ((now - t).max(0) / self.div) as u64;
+                self.samples.push(sample, GFP_KERNEL)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a benchmark loop ran for: from its first post, if it timed its
+/// posts (`None`: from when the ioctl began), to `end` (`ktime_get()` ns).
+struct Span {
+    first: Option<i64>,
+    end: i64,
+}
+
+impl From<i64> for Span {
+    fn from(end: i64) -> Self {
+        Self { first: None, end }
+    }
+}
 
 /// A bandwidth run's per-message times (`ktime_get()` ns): posts in the
 /// order posted, completions in the order reaped.
@@ -116,21 +190,28 @@ impl Conn {
             });
         }
         let mut start = Ktime::ktime_get().to_ns();
-        let (end, best) = match (b.op, b.mode) {
+        // Latency and bandwidth runs count from their first post, as
+        // perftest's do, not from the buffers' setup.
+        let (span, best) = match (b.op, b.mode) {
             (abi::BENCH_SEND, abi::BENCH_LAT) => (self.send_pingpong(b, timeout, &mut samples)?, 0),
-            (abi::BENCH_SEND, abi::BENCH_RESPOND) => (self.send_echo(b, timeout)?, 0),
-            (abi::BENCH_SEND, abi::BENCH_SINK) => (self.send_sink(b, timeout)?, 0),
+            (abi::BENCH_SEND, abi::BENCH_RESPOND) => (self.send_echo(b, timeout)?.into(), 0),
+            (abi::BENCH_SEND, abi::BENCH_SINK) => (self.send_sink(b, timeout)?.into(), 0),
             (_, abi::BENCH_PINGPONG) => (self.write_pingpong(b, timeout, &mut samples, true)?, 0),
             (_, abi::BENCH_RESPOND) => (self.write_pingpong(b, timeout, &mut samples, false)?, 0),
             (_, abi::BENCH_LAT) => (self.one_at_a_time(b, &mut samples)?, 0),
             _ => {
                 let r = self.pipelined(b, stamps.as_mut())?;
-                // From the first post, as perftest's, not from the buffers'
-                // setup.
-                start = r.first_post;
-                (r.end, r.best)
+                let span = Span {
+                    first: Some(r.first_post),
+                    end: r.end,
+                };
+                (span, r.best)
             }
         };
+        if let Some(first) = span.first {
+            start = first;
+        }
+        let end = span.end;
         b.total_ns = (end - start).max(0) as u64;
         b.bytes = u64::from(b.size) * u64::from(b.iters);
         b.best_ns = best;
@@ -297,26 +378,21 @@ impl Conn {
     }
 
     /// Latency of one-sided operations: one at a time, each timed from its
-    /// post to its completion (a full round trip, as perftest's READ and
-    /// atomic latencies are).
-    fn one_at_a_time(self: &Arc<Self>, b: &abi::Bench, samples: &mut KVVec<u64>) -> Result<i64> {
+    /// post to the next post (a full round trip, as perftest's READ and
+    /// atomic latencies are; [`PostClock`]).
+    fn one_at_a_time(self: &Arc<Self>, b: &abi::Bench, samples: &mut KVVec<u64>) -> Result<Span> {
         let op = Self::bench_op(b);
         let sinks = self.bench_sinks(b, 1)?;
         let mut buf = Some(self.bench_buf(b)?);
-        let mut end = 0;
+        let mut clock = PostClock::new(samples, false);
         for _ in 0..b.iters {
             let gen = self.bench_gen(1);
-            let t0 = Ktime::ktime_get().to_ns();
+            clock.post()?;
             self.bench_post(gen, 0, buf.take(), sinks.first(), b.size as usize, op)?;
             self.bench_wait(b, 0)?;
-            let (back, t1) = self.bench_take(0)?;
-            buf = back;
-            end = t1;
-            if samples.capacity() > samples.len() {
-                samples.push((t1 - t0).max(0) as u64, GFP_KERNEL)?;
-            }
+            buf = self.bench_take(0)?.0;
         }
-        Ok(end)
+        clock.end()
     }
 
     /// Bandwidth: `depth` operations in flight; each completion's buffer
@@ -445,38 +521,42 @@ impl Conn {
     }
 
     /// SEND latency, the initiating end of a ping-pong: half of each round
-    /// trip, as perftest's `ib_send_lat` reports.
+    /// trip, from post to post, as perftest's `ib_send_lat` reports.
+    ///
+    /// The next SEND is posted as soon as the answer is seen: while a
+    /// message travels, the loop reaps its SEND, makes the next one ready,
+    /// and reposts the previous answer's receive. One message is in flight
+    /// each way and at least 2 receives are posted, so a receive reposted
+    /// a round late is never missed.
     fn send_pingpong(
         self: &Arc<Self>,
         b: &abi::Bench,
         timeout: u32,
         samples: &mut KVVec<u64>,
-    ) -> Result<i64> {
+    ) -> Result<Span> {
         let size = b.size as usize;
         let mut next = Some(self.bench_prepare(self.bench_buf(b)?, size, SendOp::Send)?);
-        let mut end = 0;
+        let mut clock = PostClock::new(samples, true);
+        let mut answered: Option<Fragment> = None;
         for i in 1..=b.iters {
-            let t0 = Ktime::ktime_get().to_ns();
+            clock.post()?;
             self.bench_post_prepared(next.take().ok_or(EIO)?)?;
-            let answer = self.bench_next(timeout, true)?.ok_or(EIO)?;
-            let t1 = answer.stamp;
+            if let Some(answer) = answered.take() {
+                self.bench_repost_batched(answer)?;
+            }
             self.bench_wait(b, 0)?;
             let buf = self.bench_take(0)?.0.ok_or(EIO)?;
-            // The next SEND is made ready and the receive reposted out of
-            // the clock's way: one message is in flight each way, and at
-            // least 2 receives are posted, so one reposted late is never
-            // missed.
             if i < b.iters {
                 next = Some(self.bench_prepare(buf, size, SendOp::Send)?);
             }
+            answered = Some(self.bench_next(timeout, true)?.ok_or(EIO)?);
+        }
+        let span = clock.end()?;
+        if let Some(answer) = answered {
             self.bench_repost_batched(answer)?;
-            end = t1;
-            if samples.capacity() > samples.len() {
-                samples.push(((t1 - t0).max(0) / 2) as u64, GFP_KERNEL)?;
-            }
         }
         self.pump()?;
-        Ok(end)
+        Ok(span)
     }
 
     /// The answering end of the SEND ping-pong: each message is sent back
@@ -604,14 +684,15 @@ impl Conn {
     /// WRITE latency as perftest's `ib_write_lat` has it (see
     /// `abi::BENCH_PINGPONG`): the initiating end (`first`) WRITEs, then
     /// polls its window for the answer; the other end polls, then answers.
-    /// A sample is half of the initiator's round trip.
+    /// A sample is half of the initiator's round trip, from post to post
+    /// ([`PostClock`]).
     fn write_pingpong(
         self: &Arc<Self>,
         b: &abi::Bench,
         timeout: u32,
         samples: &mut KVVec<u64>,
         first: bool,
-    ) -> Result<i64> {
+    ) -> Result<Span> {
         let size = b.size as usize;
         let win = self.window(b.window, size)?;
         let op = Self::bench_op(b);
@@ -625,27 +706,32 @@ impl Conn {
             self.bench_prepare(cpu.into_device(), size, op)
         };
         let mut next = Some(ready(1, self.bench_buf(b)?)?);
+        let mut clock = PostClock::new(samples, true);
         let mut end = 0;
         for i in 1..=b.iters {
             let tag = (i % 256) as u8;
-            let t0 = Ktime::ktime_get().to_ns();
             if !first {
                 end = self.poll_window(&win, size - 1, tag, timeout)?;
+            } else {
+                clock.post()?;
             }
             self.bench_post_prepared(next.take().ok_or(EIO)?)?;
-            if first {
-                end = self.poll_window(&win, size - 1, tag, timeout)?;
-                if samples.capacity() > samples.len() {
-                    samples.push(((end - t0).max(0) / 2) as u64, GFP_KERNEL)?;
-                }
-            }
+            // The WRITE's completion and the next one made ready while the
+            // peer answers: the initiating end posts again as soon as it
+            // sees the answer, as perftest's `ib_write_lat` does.
             self.bench_wait(b, 0)?;
             let buf = self.bench_take(0)?.0.ok_or(EIO)?;
             if i < b.iters {
                 next = Some(ready(i + 1, buf)?);
             }
+            if first {
+                end = self.poll_window(&win, size - 1, tag, timeout)?;
+            }
         }
-        Ok(end)
+        if first {
+            return clock.end();
+        }
+        Ok(end.into())
     }
 
     /// Polls byte `at` of the window memory `win` until the peer's WRITE

@@ -26,9 +26,11 @@
  * waits for the transport; 6: rdma_krust_bench.samples on a bandwidth run
  * takes each message's post and completion time, and total_ns starts at
  * the first post; 7: rdma_krust_device_info.max_window; 8:
- * RDMA_KRUST_CONN_SPIN.
+ * RDMA_KRUST_CONN_SPIN; 10: a latency run's samples are perftest's, from
+ * one post to the next, and its total_ns runs from the first post to the
+ * end of the last sample.
  */
-#define RDMA_KRUST_ABI_VERSION		9
+#define RDMA_KRUST_ABI_VERSION		10
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -323,10 +325,13 @@ struct rdma_krust_bench {
 	__u32 rkey;		/* one-sided: the peer's key */
 	__u32 window;		/* WRITE ping-pong: this fd's window; else 0 */
 	__aligned_u64 samples;	/* latency: user pointer to __u64[iters] of
-				 * nanoseconds; bandwidth: to __u64[2 * iters],
+				 * nanoseconds, each from a post to the next
+				 * (halved for SEND and the WRITE ping-pong);
+				 * bandwidth: to __u64[2 * iters],
 				 * each post's time then each completion's, ns
 				 * from the first post; or 0 */
-	__aligned_u64 total_ns;	/* out: first post to last completion */
+	__aligned_u64 total_ns;	/* out: first post to last completion;
+				 * latency: to the end of the last sample */
 	__aligned_u64 bytes;	/* out: bytes moved */
 	__aligned_u64 best_ns;	/* out, bandwidth: shortest time of depth
 				 * consecutive completions */

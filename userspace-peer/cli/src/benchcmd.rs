@@ -980,8 +980,15 @@ fn measure(dev: &KrustDev, p: &Plan, info: &abi::ConnInfo) -> Result<()> {
             let l = bench::lat(&samples);
             if p.json {
                 println!(
-                    "{{\"op\":\"{name}\",\"mode\":\"lat\",\"bytes\":{size},\"iterations\":{iters},\"t_min\":{:.3},\"t_max\":{:.3},\"t_typical\":{:.3},\"t_avg\":{:.3},\"t_stdev\":{:.3},\"p99\":{:.3},\"p999\":{:.3},\"one_way\":{one_way}}}",
-                    l.min, l.max, l.typical, l.avg, l.stdev, l.p99, l.p999
+                    "{{\"op\":\"{name}\",\"mode\":\"lat\",\"bytes\":{size},\"iterations\":{iters},\"t_min\":{:.3},\"t_max\":{:.3},\"t_typical\":{:.3},\"t_avg\":{:.3},\"t_stdev\":{:.3},\"p99\":{:.3},\"p999\":{:.3},\"one_way\":{one_way},\"total_us\":{:.3}}}",
+                    l.min,
+                    l.max,
+                    l.typical,
+                    l.avg,
+                    l.stdev,
+                    l.p99,
+                    l.p999,
+                    b.total_ns as f64 / 1000.0
                 );
             } else {
                 print!("{}", bench::lat_row(size, iters, &l));
