@@ -191,7 +191,10 @@ struct St {
     device_index: Option<u32>,
     /// Busy polling (`abi::CONN_POLL`): waiters reap the completions.
     polled: bool,
-    /// And spin without yielding (`abi::CONN_SPIN`).
+    /// And spin without yielding (`abi::CONN_SPIN`). Then no thread ever
+    /// sleeps on `cv`: every wait goes to `Conn::wait_polling`, which naps
+    /// only when not spinning, and `polled` and `spin` are set once, in
+    /// `Conn::begin`, before any wait. So completion handlers wake nobody.
     spin: bool,
     /// The [`Turn`]s taken.
     turns: u8,
@@ -578,7 +581,12 @@ impl CompletionHandler for Conn {
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
-        this.cv.notify_all();
+        // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
+        // waiters reap, and a wake-up would only take the wait queue's lock
+        // with interrupts off, twice a round trip of a ping-pong.
+        if !st.spin {
+            this.cv.notify_all();
+        }
         drop(st);
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's
