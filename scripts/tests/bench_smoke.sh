@@ -36,7 +36,7 @@ test_main() {
 	for op in "${ops[@]}"; do
 		port=$((port + 1))
 		# WRITE's --mode lat is its ping-pong (below, by its own name); its
-		# one-at-a-time loop, timed post to completion, is --mode rtt.
+		# one-at-a-time loop, a full round trip each, is --mode rtt.
 		mode=lat
 		[ $op != write ] || mode=rtt
 		j=$(bench_pair $port --op $op --mode $mode --size 8 --iters 50)

@@ -154,9 +154,9 @@ pub enum BenchMode {
     Bw,
     /// WRITE latency as a ping-pong, RTT/2 (what `lat` is for WRITE).
     Pingpong,
-    /// Each one-sided operation timed from post to completion: a full
-    /// round trip (what `lat` is for READ and atomics, and what it was for
-    /// WRITE before it became the ping-pong).
+    /// One one-sided operation at a time, each timed from its post to the
+    /// next: a full round trip (what `lat` is for READ and atomics, and
+    /// what it was for WRITE before it became the ping-pong).
     Rtt,
 }
 
