@@ -30,6 +30,16 @@ test_main() {
 		rd=$!
 		sleep "0.$((RANDOM % 5 + 3))"
 		kill -9 "$peer"
+		# Both end within a minute of the kill (the READs' timeout is 20
+		# s): one still there is a hang, shown with its tasks' kernel
+		# stacks rather than waited for until the suite's timeout.
+		if ! wait_for 60 eval '! kill -0 "$peer" 2>/dev/null && ! kill -0 "$rd" 2>/dev/null'; then
+			stacks_of "$peer"
+			stacks_of "$rd"
+			kill -9 "$peer" "$rd" 2>/dev/null
+			fail "round $i: still running 60 s after the peer's kill: $(tail -2 "$T/rk.out")"
+			return
+		fi
 		wait "$peer" 2>/dev/null || true
 		if wait "$rd"; then
 			fail "round $i: the READ stream finished although its peer was killed: $(tail -2 "$T/rk.out")"
