@@ -38,7 +38,7 @@ declare -A ALLOC_FAILURES_EXPECTED=(
 	[fault_injection]=1
 )
 
-SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
+SPLAT_RE='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|blocked for more than|soft lockup|general protection|Kernel panic'
 
 # The names in scripts/tests/ORDER; fails if a test file is missing from it
 # or a name has no file. (No process substitution: the guest has no
@@ -208,7 +208,7 @@ run_test() {
 
 # The runner's own tests, with their descriptions.
 declare -A RUNNER_TESTS=(
-	[boot_clean]="the kernel log from boot to here ($DEV included) holds no splat"
+	[boot_clean]="the kernel log from boot to here ($DEV included) holds no splat, and the kernel reports hung tasks and soft lockups"
 	[final_unload]="the module unloads cleanly at the end"
 	[kmemleak_clean]="on a kernel with kmemleak, no leak after the suite"
 	[quiet_after_suite]="whatever the kernel logged after the last test holds no splat"
@@ -217,6 +217,13 @@ declare -A RUNNER_TESTS=(
 # The first "test" scans the boot log, as run_test does every test's.
 runner_boot_clean() {
 	echo "  $(wc -l <<<"$(dmesg)") boot log lines scanned"
+	# A test kernel as strict as a distro's: a wait that never ends is
+	# reported (hung task), as is a CPU that never schedules (soft lockup).
+	local k=/proc/sys/kernel
+	[ -r $k/hung_task_timeout_secs ] || fail "no hung task detector (CONFIG_DETECT_HUNG_TASK)"
+	[ "$(cat $k/hung_task_timeout_secs)" -gt 0 ] || fail "hung task detector off"
+	[ "$(cat $k/soft_watchdog 2>/dev/null)" = 1 ] || fail "no soft lockup detector (CONFIG_SOFTLOCKUP_DETECTOR)"
+	echo "  hung task timeout $(cat $k/hung_task_timeout_secs) s, soft lockup detector on"
 }
 
 runner_final_unload() {

@@ -96,7 +96,7 @@ set -e
 echo "qemu-pair: guests ran $(($(date +%s) - start)) s (A's qemu exit $a_rc)"
 cat "$LOGDIR/relay.stats" 2>/dev/null | sed 's/^/qemu-pair: /' || true
 
-splat_re='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|general protection|Kernel panic'
+splat_re='WARNING:|BUG:|Oops|KASAN|UBSAN|circular locking|recursive locking|inconsistent lock state|possible deadlock|unreferenced object|Call Trace:|rcu.*stall|blocked for more than|soft lockup|general protection|Kernel panic'
 splats=0
 for f in "$LOGDIR"/a/out/dmesg*.txt "$LOGDIR"/b/out/dmesg*.txt; do
 	[ -f "$f" ] || continue

@@ -66,9 +66,13 @@ fi
 # also its build), and the tool under clippy with warnings as errors.
 kdir=$(scripts/build-kernel.sh --print-kdir)
 scripts/build-kernel.sh || { echo "test-all: kernel build failed"; echo "total: $passed passed, $((failed + 1)) failed"; exit 1; }
+# warnings LOG: whether a build's LOG holds a warning or an error: rustc's
+# and clippy's (at the start of a line), the compiler's and objtool's
+# ("file.o: warning: objtool: ..."), and modpost's.
+warnings() { grep -qE '^(warning|error)|: (warning|error):|objtool:|^WARNING:' "$1"; }
 clippy_log=$(mktemp)
 touch rdma_krust.rs # make the crate rebuild under clippy
-if make -s KDIR="$kdir" CLIPPY=1 modules >"$clippy_log" 2>&1 && ! grep -qE '^(warning|error)' "$clippy_log"; then
+if make -s KDIR="$kdir" CLIPPY=1 modules >"$clippy_log" 2>&1 && ! warnings "$clippy_log"; then
 	count PASS module_clippy
 else
 	cat "$clippy_log"
@@ -87,7 +91,7 @@ else
 	echo "test-all: the module defines rust_helper_* or the kernel lacks CONFIG_RUST_RDMA_ABSTRACTIONS"
 	count FAIL module_uses_kernel_rdma
 fi
-if make -s KDIR="$kdir" KRUST_OWN_RDMA=1 CLIPPY=1 modules >"$own_log" 2>&1 && ! grep -qE '^(warning|error)' "$own_log" &&
+if make -s KDIR="$kdir" KRUST_OWN_RDMA=1 CLIPPY=1 modules >"$own_log" 2>&1 && ! warnings "$own_log" &&
 	[ "$(nm rdma_krust.ko | grep -c ' T rust_helper_')" -gt 0 ]; then
 	count PASS module_own_rdma_build
 else

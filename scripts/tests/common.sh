@@ -67,8 +67,10 @@ wait_for() {
 stacks_of() {
 	local t
 	for t in /proc/"$1"/task/*; do
-		echo "  stack of $(cat "$t/comm" 2>/dev/null) (${t##*/}):"
-		sed 's/^/    /' "$t/stack" 2>/dev/null
+		# Gone already (the glob stays unexpanded), or going.
+		[ -r "$t/stack" ] || { echo "  pid $1: no task left"; continue; }
+		echo "  stack of $(cat "$t/comm" 2>/dev/null || true) (${t##*/}):"
+		sed 's/^/    /' "$t/stack" 2>/dev/null || true
 	done
 }
 
