@@ -31,7 +31,8 @@
 # KRUST_FUZZ_SEED, KRUST_FUZZ_TRACE (ioctl_fuzz: 20, its --seed, --trace),
 # KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
 # KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie),
-# KRUST_READ_KILL_ROUNDS (read_stream_peer_killed, 40), KRUST_FI_SECONDS and
+# KRUST_READ_KILL_ROUNDS (read_stream_peer_killed, 40), KRUST_ACCESS_CLOSE_ROUNDS
+# (access_error_survives_peer_close, 30), KRUST_FI_SECONDS and
 # KRUST_FI_PROBABILITY, KRUST_FI_INTERVAL (fault_injection: 150 s, 2 percent
 # of every 10th allocation with the module on the stack).
 set -euo pipefail
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
-		sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -147,7 +148,7 @@ append=$GUEST_APPEND
 [ "${KRUST_FLAVOR:-main}" = debug ] &&
 	append+=" kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma_*"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
-for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_BENCH_Q_ITERS KRUST_BENCH_SCALE_ITERS KRUST_BENCH_SCALE_DEPTHS KRUST_BENCH_ROWS KRUST_BENCH_SPIN KRUST_TRACE KRUST_TRACE_FUNCS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS KRUST_FI_SECONDS KRUST_FI_PROBABILITY KRUST_FI_INTERVAL; do
+for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_BENCH_Q_ITERS KRUST_BENCH_SCALE_ITERS KRUST_BENCH_SCALE_DEPTHS KRUST_BENCH_ROWS KRUST_BENCH_SPIN KRUST_TRACE KRUST_TRACE_FUNCS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS KRUST_ACCESS_CLOSE_ROUNDS KRUST_FI_SECONDS KRUST_FI_PROBABILITY KRUST_FI_INTERVAL; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
 

@@ -205,15 +205,14 @@ impl Conn {
             let w = self.bench_work(gen, idx, None, 0);
             let ep = self.ep.lock();
             let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-            return qp
-                .post_read_into(self, w, sink, len, remote_addr, rkey, false)
-                .map_err(|(e, _)| self.post_failed(&ep, e));
+            return self.post_step(&ep, || {
+                qp.post_read_into(self, w, sink, len, remote_addr, rkey, false)
+            });
         }
         let w = self.bench_work(gen, idx, Some(buf.ok_or(EIO)?), len);
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        qp.post_send(self, w, op)
-            .map_err(|(e, _)| self.post_failed(&ep, e))
+        self.post_step(&ep, || qp.post_send(self, w, op))
     }
 
     /// The context of step `idx` of generation `gen`, with the step's
@@ -244,8 +243,7 @@ impl Conn {
     fn bench_post_prepared(&self, p: PreparedSend<Conn>) -> Result {
         let ep = self.ep.lock();
         let qp = ep.qp().ok_or_else(|| self.no_qp())?;
-        qp.post_prepared(p)
-            .map_err(|(e, _)| self.post_failed(&ep, e))
+        self.post_step(&ep, || qp.post_prepared(p))
     }
 
     /// READ sinks for a benchmark on iWARP, one per operation in flight,

@@ -451,19 +451,51 @@ impl CmHandler for Conn {
 }
 
 impl Conn {
-    /// Whether the peer's `DISCONNECTED` leaves the QP up until the SENDs
-    /// in flight have completed, and sets that debt if so. On IB and RoCE
-    /// the peer may have acknowledged them already: rxe drops the
-    /// acknowledgements it has not processed once the QP is in the error
-    /// state, and a SEND the peer received would complete flushed, failed
-    /// to its caller (providers.rst). Left up, each completes with the
-    /// peer's acknowledgement or the transport's verdict after its retries.
-    /// iWARP's stream is closed by now: no.
-    fn defer_hang_up(&self) -> bool {
+    /// Whether the peer's `DISCONNECTED` leaves the QP up until the
+    /// requests in flight (SENDs, and the steps of one-sided operations)
+    /// have completed, and sets that debt if so. On IB and RoCE the peer
+    /// may have answered them already: rxe drops the answers it has not
+    /// processed once the QP is in the error state, so a SEND the peer
+    /// received, or a WRITE it refused with a remote access error, would
+    /// complete flushed, `ECONNRESET` to its caller (providers.rst). Left
+    /// up, each completes with the peer's answer or the transport's verdict
+    /// after its retries, but the wait is bounded: a peer that closed
+    /// answers nothing new, and rxe never gives its verdict with a retry
+    /// count of 7 (it retries forever, as for an RNR retry count of 7). So
+    /// the disconnect is owed at the latest after the time the transport's
+    /// retries take, `retry_count + 1` ACK timeouts, paid by a waiter
+    /// ([`Conn::deferred_hang_up_due`]). iWARP's stream is closed by now: no.
+    pub(super) fn defer_hang_up(&self) -> bool {
         let mut st = self.st.lock();
-        let defer = st.info.iwarp == 0 && st.msg.sends_inflight > 0;
+        let defer = st.info.iwarp == 0
+            && (st.msg.sends_inflight > 0 || self.op_steps.load(Ordering::Acquire) > 0);
+        if defer && !st.msg.hang_up_when_sent {
+            let t = &st.info.transport;
+            // 4.096 us * 2^ack_timeout, as ns; at most 2^43 ns (31).
+            let ack_ns = 4096u64 << t.ack_timeout.min(31);
+            let ms = (ack_ns * (u64::from(t.retry_count) + 1)).div_ceil(1_000_000);
+            let grace = msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX)).max(1);
+            st.msg.hang_up_by = sched::jiffies().wrapping_add(grace);
+        }
         st.msg.hang_up_when_sent |= defer;
         defer
+    }
+
+    /// The disconnect [`Conn::defer_hang_up`] put off: owed now (moved to
+    /// `Msg::hang_up`, returns `Some(0)`) once its time is up, else the
+    /// jiffies left; `None` if none is put off. `st` held; the caller pays
+    /// what is owed ([`Conn::hang_up_if_owed`], under `ep`).
+    pub(super) fn deferred_hang_up_due(st: &mut St) -> Option<kernel::time::Jiffies> {
+        if !st.msg.hang_up_when_sent {
+            return None;
+        }
+        let left = st.msg.hang_up_by.wrapping_sub(sched::jiffies()) as isize;
+        if left > 0 {
+            return Some(left as kernel::time::Jiffies);
+        }
+        st.msg.hang_up_when_sent = false;
+        st.msg.hang_up = true;
+        Some(0)
     }
 
     pub(super) fn on_event(&self, ev: &CmEvent) {

@@ -67,6 +67,7 @@ use ops::{Ops, Step};
 use wait::{deadline, ms_until, op_timeout, timeout_of, UNTIL_VERDICT};
 use windows::Windows;
 
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     new_condvar, new_mutex,
     prelude::*,
@@ -296,6 +297,12 @@ pub(crate) struct Conn {
     /// Exposed windows.
     #[pin]
     windows: Mutex<Windows>,
+    /// Steps of one-sided operations posted and not yet completed, of any
+    /// operation or benchmark: a peer's close waits for them on IB and RoCE
+    /// ([`Conn::defer_hang_up`]). Counted from before each post, as its
+    /// completion may be handled before the post returns; read under `st`
+    /// where it decides.
+    op_steps: AtomicU32,
     registry: Arc<Registry>,
 }
 
@@ -383,6 +390,7 @@ impl Conn {
                     sealed: false,
                 }),
                 windows <- new_mutex!(windows),
+                op_steps: AtomicU32::new(0),
                 registry,
             }),
             GFP_KERNEL,
@@ -572,7 +580,7 @@ impl CompletionHandler for Conn {
                 drop(buf);
                 this.complete_send(&mut st, wc);
             }
-            Work::Op { gen, idx, buf, .. } => Self::complete_op(&mut st, wc, gen, idx, buf),
+            Work::Op { gen, idx, buf, .. } => this.complete_op(&mut st, wc, gen, idx, buf),
         }
         // Into the error state after a protocol fault or a failed (not
         // flushed) request, so everything posted completes: siw may leave

@@ -35,10 +35,13 @@ pub(super) struct Msg {
     /// The peer broke the protocol and has not been told yet: this side
     /// owes it a disconnect ([`Conn::hang_up_if_owed`]).
     pub(super) hang_up: bool,
-    /// The peer disconnected while SENDs were in flight on IB or RoCE:
-    /// once they have completed, this side disconnects and fails the QP
-    /// (through `hang_up`). See `CmHandler::event`.
+    /// The peer disconnected while SENDs or one-sided steps were in flight
+    /// on IB or RoCE: once all have completed, this side disconnects and
+    /// fails the QP (through `hang_up`). See `Conn::defer_hang_up`.
     pub(super) hang_up_when_sent: bool,
+    /// With `hang_up_when_sent`: when (jiffies) the disconnect is owed even
+    /// if something is still in flight ([`Conn::deferred_hang_up_due`]).
+    pub(super) hang_up_by: kernel::time::Jiffies,
     /// Receive buffers that are free to repost (credit-only messages).
     pub(super) repost: Fifo<DeviceBuf>,
     /// SENDs the peer has receives for.
@@ -71,6 +74,7 @@ impl Msg {
             wire_broken: false,
             fail_qp: false,
             hang_up_when_sent: false,
+            hang_up_by: 0,
             hang_up: false,
             repost: Fifo::new(RECV_DEPTH as usize)?,
             credits: 0,
@@ -638,13 +642,21 @@ impl Conn {
         }
     }
 
+    /// Owes the peer the disconnect that [`Conn::defer_hang_up`] put off,
+    /// once nothing it waited for is in flight. `st` held.
+    pub(super) fn hang_up_when_done(&self, st: &mut St) {
+        if st.msg.sends_inflight == 0
+            && self.op_steps.load(Ordering::Acquire) == 0
+            && core::mem::take(&mut st.msg.hang_up_when_sent)
+        {
+            st.msg.hang_up = true;
+        }
+    }
+
     /// A SEND of the message protocol completed: its buffer goes.
     pub(super) fn complete_send(&self, st: &mut St, wc: &Wc) {
         st.msg.sends_inflight = st.msg.sends_inflight.saturating_sub(1);
-        if st.msg.sends_inflight == 0 && core::mem::take(&mut st.msg.hang_up_when_sent) {
-            // The disconnect deferred by `CmHandler::event`.
-            st.msg.hang_up = true;
-        }
+        self.hang_up_when_done(st);
         if !wc.ok() {
             st.msg.send_failed = true;
             if !wc.flushed() {

@@ -89,41 +89,17 @@ impl Conn {
                     result = Err(self.no_qp());
                     break;
                 };
-                let r = match step {
-                    Step::Send(op, buf, len) => {
-                        let w = Work::Op { gen, idx, buf, len };
-                        qp.post_send(self, w, op)
-                    }
-                    Step::Reg(mem, access) => {
-                        let w = Work::Op {
-                            gen,
-                            idx,
-                            buf: None,
-                            len: 0,
-                        };
-                        qp.post_reg_mr(self, w, &mem, access)
-                    }
-                    Step::Inv(mem) => {
-                        let w = Work::Op {
-                            gen,
-                            idx,
-                            buf: None,
-                            len: 0,
-                        };
-                        qp.post_local_inv(self, w, &mem)
-                    }
+                let w = |buf, len| Work::Op { gen, idx, buf, len };
+                let r = self.post_step(&ep, || match step {
+                    Step::Send(op, buf, len) => qp.post_send(self, w(buf, len), op),
+                    Step::Reg(mem, access) => qp.post_reg_mr(self, w(None, 0), &mem, access),
+                    Step::Inv(mem) => qp.post_local_inv(self, w(None, 0), &mem),
                     Step::ReadInto(mem, remote_addr, rkey, len) => {
-                        let w = Work::Op {
-                            gen,
-                            idx,
-                            buf: None,
-                            len: 0,
-                        };
-                        qp.post_read_into(self, w, &mem, len, remote_addr, rkey, true)
+                        qp.post_read_into(self, w(None, 0), &mem, len, remote_addr, rkey, true)
                     }
-                };
-                if let Err((e, _)) = r {
-                    result = Err(self.post_failed(&ep, e));
+                });
+                if let Err(e) = r {
+                    result = Err(e);
                     break;
                 }
                 posted += 1;
@@ -147,6 +123,26 @@ impl Conn {
             out.push(b.take(), GFP_KERNEL)?;
         }
         Ok(out)
+    }
+
+    /// Posts one step of a one-sided operation or benchmark with `post`,
+    /// `ep` held. The step counts in `op_steps` from before the post, since
+    /// its completion may be handled before the post returns; a failed post
+    /// is uncounted, pays a hang-up it was the last to hold up, and fails
+    /// with [`Conn::post_failed`]'s errno.
+    pub(super) fn post_step<T>(
+        &self,
+        ep: &Ep,
+        post: impl FnOnce() -> core::result::Result<(), (Error, T)>,
+    ) -> Result {
+        self.op_steps.fetch_add(1, Ordering::AcqRel);
+        let Err((e, _)) = post() else {
+            return Ok(());
+        };
+        self.op_steps.fetch_sub(1, Ordering::AcqRel);
+        self.hang_up_when_done(&mut self.st.lock());
+        self.hang_up_if_owed(ep);
+        Err(self.post_failed(ep, e))
     }
 
     /// Connected, and for READs and atomics (`rd_atomic`), allowed to issue
@@ -328,8 +324,21 @@ impl Conn {
 
     /// Step `idx` of one-sided operation `gen` completed: its buffer and
     /// time go in the step's slot. `st` held; the caller wakes waiters.
-    pub(super) fn complete_op(st: &mut St, wc: &Wc, gen: u64, idx: usize, buf: Option<DeviceBuf>) {
+    pub(super) fn complete_op(
+        &self,
+        st: &mut St,
+        wc: &Wc,
+        gen: u64,
+        idx: usize,
+        buf: Option<DeviceBuf>,
+    ) {
+        self.op_steps.fetch_sub(1, Ordering::AcqRel);
+        self.hang_up_when_done(st);
         let torn_down = st.torn_down;
+        let closed = match st.state {
+            State::Closed(e) => Some(e),
+            _ => None,
+        };
         let op = &mut st.op;
         if gen != op.gen {
             // An interrupted earlier operation: its buffer just goes.
@@ -351,7 +360,15 @@ impl Conn {
                     wc.status_msg().to_str().unwrap_or("?")
                 );
             }
-            op.error = Some(wc.errno());
+            // A step the transport gave up on (its retries ran out) on a
+            // connection that closed meanwhile fails with the close's errno,
+            // as a message does (`Conn::wait_sent`): the peer went, so its
+            // answers stopped. One the peer answered (`EACCES`,
+            // `EREMOTEIO`) keeps its own.
+            op.error = Some(match (wc.errno(), closed) {
+                (e, Some(closed)) if e == errno::ETIMEDOUT() => closed,
+                (e, _) => e,
+            });
         }
     }
 }

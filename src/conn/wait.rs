@@ -62,13 +62,29 @@ impl Conn {
             return self.wait_polling(ms, f);
         }
         loop {
+            // A disconnect put off for what is in flight is paid by the
+            // waiter once its time is up; the nap ends by then.
+            let nap = match Self::deferred_hang_up_due(&mut st) {
+                Some(0) => {
+                    drop(st);
+                    self.hang_up_if_owed(&self.ep.lock());
+                    st = self.st.lock();
+                    continue;
+                }
+                Some(due) => due.min(left),
+                None => left,
+            };
             if let Some(r) = f(&mut st) {
                 return r;
             }
-            match self.cv.wait_interruptible_timeout(&mut st, left) {
-                CondVarTimeoutResult::Timeout => return Err(errno::ETIMEDOUT()),
+            let slept = match self.cv.wait_interruptible_timeout(&mut st, nap) {
+                CondVarTimeoutResult::Timeout => nap,
                 CondVarTimeoutResult::Signal { .. } => return Err(EINTR),
-                CondVarTimeoutResult::Woken { jiffies } => left = jiffies,
+                CondVarTimeoutResult::Woken { jiffies } => nap - jiffies.min(nap),
+            };
+            left -= slept.min(left);
+            if left == 0 {
+                return Err(errno::ETIMEDOUT());
             }
         }
     }
@@ -92,6 +108,12 @@ impl Conn {
         loop {
             let reaped = self.reap();
             let mut st = self.st.lock();
+            if Self::deferred_hang_up_due(&mut st) == Some(0) {
+                // Put off for what was in flight, and owed now.
+                drop(st);
+                self.hang_up_if_owed(&self.ep.lock());
+                continue;
+            }
             if let Some(r) = f(&mut st) {
                 return r;
             }
