@@ -36,6 +36,11 @@
 # tables. KRUST_TRACE_FUNCS names more
 # functions to trace, comma-separated (the guest's environment comes on the
 # kernel command line, which splits at spaces).
+#
+# KRUST_NEIGHBOUR=1 adds a check of the emulator: how fast CPU 0 runs the
+# TCP loopback path while CPU 1 idles, loops in user mode, or polls as
+# perftest's and the module's ping-pongs do (see neighbour() below), four
+# rounds; the lines go to $KRUST_OUT/neighbour.txt.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -274,6 +279,58 @@ if [ -n "${KRUST_TRACE:-}" ]; then
 	trace perftest-send-lat pt_lat send ib_send_lat 2
 	trace rdma-krust-send-lat ours send lat 2 "$LAT_ITERS"
 	trace rdma-krust-send-spin-lat ours send-spin lat 2 "$LAT_ITERS"
+fi
+
+# neighbour NAME: the TCP loopback path's speed on CPU 0
+# (scripts/tcp-pingpong.py, a half round trip in us) while CPU 1 runs
+# what NAME says: nothing (idle), a shell loop in user mode (userloop),
+# perftest's SEND ping-pong with both ends on CPU 1, which poll in user
+# mode (perftest), or the module's spinning SEND ping-pong with both ends
+# on CPU 1, which poll in the kernel (rdma-krust-spin). Both ping-pongs
+# take turns on CPU 1 at the scheduler's tick, so it polls throughout.
+# Lines "NAME US" go to $KRUST_OUT/neighbour.txt.
+neighbour() {
+	local name=$1 pids=() p
+	next_port
+	case "$name" in
+	userloop)
+		taskset -c 1 sh -c 'while :; do :; done' &
+		pids=($!)
+		;;
+	perftest)
+		taskset -c 1 ib_send_lat -d $DEV -F -p $port "${CM[@]}" -s 2 -n 1000000 >/dev/null 2>&1 &
+		pids=($!)
+		sleep 0.5
+		taskset -c 1 ib_send_lat -d $DEV -F -p $port "${CM[@]}" -s 2 -n 1000000 $IP >/dev/null 2>&1 &
+		pids+=($!)
+		;;
+	rdma-krust-spin)
+		taskset -c 1 "$TOOL" bench --listen "$IP:$port" --op send --mode lat --size 2 \
+			--iters 1000000 --spin --timeout-ms 60000 >/tmp/kb-peer.log 2>&1 &
+		pids=($!)
+		for p in $(seq 50); do
+			grep -q '^listening' /tmp/kb-peer.log && break
+			sleep 0.1
+		done
+		taskset -c 1 "$TOOL" bench --connect "$IP:$port" --op send --mode lat --size 2 \
+			--iters 1000000 --spin --timeout-ms 60000 >/dev/null 2>&1 &
+		pids+=($!)
+		;;
+	esac
+	sleep 2
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null || echo "guest-bench: neighbour $name: its load on CPU 1 ended early" >&2
+	done
+	echo "$name $(python3 "$ROOT/scripts/tcp-pingpong.py" 20000)" >>"$OUT/neighbour.txt"
+	[ ${#pids[@]} = 0 ] || { kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; }
+	sleep 1
+}
+
+if [ -n "${KRUST_NEIGHBOUR:-}" ]; then
+	echo "guest-bench: CPU 0's TCP loopback beside CPU 1's polling"
+	for round in 1 2 3 4; do
+		for n in idle userloop perftest rdma-krust-spin; do neighbour $n; done
+	done
 fi
 
 # profile NAME COMMAND...: perf samples the whole guest while COMMAND (a
