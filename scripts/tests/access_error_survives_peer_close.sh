@@ -24,13 +24,7 @@ requires() {
 test_main() {
 	ensure_loaded
 	local i n=${KRUST_ACCESS_CLOSE_ROUNDS:-30} port out bad=()
-	# Global: the trap runs after test_main has returned.
-	HOGS=()
-	for i in 1 2; do
-		(while :; do :; done) &
-		HOGS+=($!)
-	done
-	trap 'kill "${HOGS[@]}" 2>/dev/null || true' EXIT
+	start_hogs 2
 	for ((i = 0; i < n; i++)); do
 		port=$((PORT + i))
 		start_target "$port" --len 4096 --fill 3 --access rw
@@ -41,7 +35,7 @@ test_main() {
 		grep -q '^window intact after the failure$' "$T/target.$port" ||
 			bad+=("round $i, target: $(tail -1 "$T/target.$port")")
 	done
-	kill "${HOGS[@]}"
+	stop_hogs
 	echo "  $n rounds of a refused WRITE whose target closes at once, ${#bad[@]} wrong"
 	((${#bad[@]} == 0)) || fail "$(printf '%s\n' "${bad[@]}")"
 }

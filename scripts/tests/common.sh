@@ -62,6 +62,20 @@ wait_for() {
 	done
 }
 
+# start_hogs N: N busy loops in the background, which widen races that
+# need the CPUs loaded; stop_hogs ends them, and so does the test's end.
+# HOGS is global: the trap runs after test_main has returned.
+start_hogs() {
+	local i
+	HOGS=()
+	for ((i = 0; i < $1; i++)); do
+		(while :; do :; done) &
+		HOGS+=($!)
+	done
+	trap 'kill "${HOGS[@]}" 2>/dev/null || true' EXIT
+}
+stop_hogs() { kill "${HOGS[@]}" 2>/dev/null || true; }
+
 # stacks_of PID: the kernel stacks of PID's threads, for a process that
 # does not return.
 stacks_of() {

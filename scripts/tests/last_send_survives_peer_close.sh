@@ -18,13 +18,7 @@ DESCRIPTION="a SEND the peer received is not failed by the peer's close right af
 test_main() {
 	ensure_loaded
 	local i n=30 who out bad=()
-	# Global: the trap runs after test_main has returned.
-	HOGS=()
-	for i in 1 2; do
-		(while :; do :; done) &
-		HOGS+=($!)
-	done
-	trap 'kill "${HOGS[@]}" 2>/dev/null || true' EXIT
+	start_hogs 2
 	for who in kernel-ping ping; do
 		for ((i = 0; i < n; i++)); do
 			start_echo $((PORT + i)) 2
@@ -36,6 +30,6 @@ test_main() {
 		done
 		echo "  $who: $n rounds, the last SEND of each side as its peer closes"
 	done
-	kill "${HOGS[@]}"
+	stop_hogs
 	((${#bad[@]} == 0)) || fail "$(printf '%s\n' "${bad[@]}")"
 }
