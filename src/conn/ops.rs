@@ -332,7 +332,11 @@ impl Conn {
         idx: usize,
         buf: Option<DeviceBuf>,
     ) {
-        self.op_steps.fetch_sub(1, Ordering::AcqRel);
+        // Every step was counted when posted (`post_step`); saturating all
+        // the same, so no miscount could hold a hang-up off for good.
+        let _ = self
+            .op_steps
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         self.hang_up_when_done(st);
         let torn_down = st.torn_down;
         let closed = match st.state {
