@@ -84,7 +84,8 @@ impl Conn {
             };
             left -= slept.min(left);
             if left == 0 {
-                return Err(errno::ETIMEDOUT());
+                // What came with the last wake-up still counts.
+                return f(&mut st).unwrap_or_else(|| Err(errno::ETIMEDOUT()));
             }
         }
     }
