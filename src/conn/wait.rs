@@ -101,7 +101,7 @@ impl Conn {
         mut f: impl FnMut(&mut St) -> Option<Result<T>>,
     ) -> Result<T> {
         // Jiffies, not ktime: this runs on every pass of the loop, and
-        // ktime_get() reads the clocksource (the emulated HPET under TCG).
+        // ktime_get() reads the clocksource (`sched::jiffies`).
         let start = sched::jiffies();
         let timeout = msecs_to_jiffies(ms);
         let spin = msecs_to_jiffies(abi::POLL_SPIN_US.div_ceil(1000)).max(1);

@@ -25,8 +25,9 @@ pub(crate) fn cond_resched() {
 }
 
 /// The `jiffies` counter: a plain memory read, unlike `ktime_get()`, which
-/// under TCG reads the emulated HPET (an exit to QEMU each time). For loops
-/// that check a deadline on every pass.
+/// reads the clocksource: under TCG a call into QEMU each time (the TSC's
+/// `cpu_get_ticks()`, or the emulated HPET where the kernel does not trust
+/// the TSC). For loops that check a deadline on every pass.
 pub(crate) fn jiffies() -> kernel::time::Jiffies {
     // SAFETY: `jiffies` is a valid, always-mapped kernel variable; the timer
     // interrupt updates it, hence the volatile read.

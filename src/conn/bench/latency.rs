@@ -231,7 +231,7 @@ impl Conn {
     fn poll_window(&self, win: &Region, at: usize, tag: u8, timeout: u32) -> Result<i64> {
         const REAP_EVERY: u32 = 8;
         // Jiffies for the deadline: ktime_get() is read only once the tag
-        // is there (under TCG each read is an exit to QEMU's HPET).
+        // is there (`sched::jiffies`).
         let start = sched::jiffies();
         let limit = kernel::time::msecs_to_jiffies(timeout);
         let mut looks = 0u32;
