@@ -333,6 +333,39 @@ if [ -n "${KRUST_NEIGHBOUR:-}" ]; then
 	done
 fi
 
+# counters: every counter of /proc/net/snmp and /proc/net/netstat (Ip,
+# Tcp, TcpExt, ...), NET_RX and TIMER softirqs and the function-call IPIs,
+# one line "GROUP.NAME VALUE" each.
+counters() {
+	awk 'FNR % 2 == 1 { split($0, k) } FNR % 2 == 0 { for (i = 2; i <= NF; i++) print k[1] k[i], $i }' \
+		/proc/net/snmp /proc/net/netstat
+	awk '/NET_RX|TIMER|HRTIMER/ { s = 0; for (i = 2; i <= NF; i++) s += $i; print "softirq." $1, s }' /proc/softirqs
+	awk '/CAL:|RES:|LOC:/ { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print "irq." $1, s }' /proc/interrupts
+}
+
+# counted NAME ITERS COMMAND...: what COMMAND (a latency run of ITERS
+# iterations) cost in packets, TCP's ACK decisions, softirqs and IPIs:
+# each counter that moved, per iteration, to $KRUST_OUT/counters-NAME.txt.
+counted() {
+	local name=$1 iters=$2 before=/tmp/counters-before.txt
+	shift 2
+	counters >"$before"
+	J=$OUT/counted.jsonl SAMPLES_DIR=/tmp "$@" >/dev/null
+	counters | awk -v n="$iters" -v name="$name" 'NR == FNR { b[$1] = $2; next }
+		($1 in b) && $2 != b[$1] { printf "%s %s %.3f\n", name, $1, ($2 - b[$1]) / n }' \
+		"$before" - >"$OUT/counters-$name.txt"
+}
+
+if [ -n "${KRUST_COUNTERS:-}" ]; then
+	echo "guest-bench: counters of the latency ping-pongs"
+	for round in 1 2; do
+		counted perftest-send-$round "$LAT_ITERS" pt_lat send ib_send_lat 2
+		counted rdma-krust-send-spin-$round "$LAT_ITERS" ours send-spin lat 2 "$LAT_ITERS"
+		counted perftest-write-$round "$LAT_ITERS" pt_lat write ib_write_lat 2
+		counted rdma-krust-write-spin-$round "$LAT_ITERS" ours write-spin pingpong 2 "$LAT_ITERS"
+	done
+fi
+
 # profile NAME COMMAND...: perf samples the whole guest while COMMAND (a
 # function of this script) runs; its results are not kept.
 profile() {
