@@ -13,9 +13,11 @@
 //! the mutexes the rest of their consumer takes.
 //!
 //! Ownership of a work request: posting moves a context (`H::Ctx`, which
-//! owns the request's [`DeviceBuf`]) into a heap box whose `ib_cqe` is the
-//! request's `wr_cqe`. The completion gives the box back to
-//! [`CompletionHandler::complete`]. The queue pair is drained before it is
+//! owns the request's [`DeviceBuf`]) into a box whose `ib_cqe` is the
+//! request's `wr_cqe`. The completion gives the context back to
+//! [`CompletionHandler::complete`], and the box to the QP, which keeps it
+//! for the next post: once a QP has had its requests in flight, posting and
+//! completing allocate nothing. The queue pair is drained before it is
 //! destroyed, so every posted context comes back exactly once, and no
 //! buffer can be freed while the device may still touch it. The boxes,
 //! their trampoline and the queue slots are in [`super::work`].
@@ -23,7 +25,7 @@
 //! [`DeviceBuf`]: super::dma::DeviceBuf
 
 use super::bindings;
-use core::{mem::ManuallyDrop, ptr::NonNull, sync::atomic::AtomicU32};
+use core::{mem::ManuallyDrop, ptr::NonNull};
 use kernel::{error::to_result, prelude::*, sync::Arc};
 
 use super::cq::{Cq, PollContext};
@@ -272,13 +274,7 @@ impl Qp {
         // counted against that, so the CQ cannot overflow (`QpCaps`). Allocated before
         // the QP: once the QP exists nothing may fail before `Self` owns it
         // (the CQ and PD would be freed under it, and it never destroyed).
-        let slots = Arc::new(
-            Slots {
-                send: AtomicU32::new(caps.send_wr),
-                recv: AtomicU32::new(caps.recv_wr),
-            },
-            GFP_KERNEL,
-        )?;
+        let slots = Slots::new(caps.send_wr, caps.recv_wr)?;
         // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
         let mut ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
         if ret == EINVAL.to_errno() && attr.cap.max_inline_data > 0 {
@@ -375,7 +371,7 @@ impl Qp {
         let mut sges: [bindings::ib_sge; MAX_SGE] = unsafe { core::mem::zeroed() };
         // SAFETY: as above.
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
-        // SAFETY: `work` is a valid leaked box (see `box_work`).
+        // SAFETY: `work` is a live box (see `box_work`).
         let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.__bindgen_anon_1.wr_cqe = cqe;
         // SAFETY: `work` is valid until it is posted or reclaimed below.
@@ -447,7 +443,7 @@ impl Qp {
         // the larger one is the storage for either.
         let rdma = core::ptr::addr_of_mut!(atomic).cast::<bindings::ib_rdma_wr>();
         let wr = &mut atomic.wr;
-        // SAFETY: `work` is a valid leaked box (see `box_work`).
+        // SAFETY: `work` is a live box (see `box_work`).
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         let may_inline = matches!(op, SendOp::Send | SendOp::Write { .. });
@@ -512,12 +508,12 @@ impl Qp {
         access: Access,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the region alive
+        // SAFETY: `work` is a live box; it keeps the region alive
         // until the request completes.
         unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         // SAFETY: zero is a valid `ib_reg_wr`.
         let mut wr: bindings::ib_reg_wr = unsafe { core::mem::zeroed() };
-        // SAFETY: `work` is a valid leaked box.
+        // SAFETY: `work` is a live box.
         wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
@@ -551,7 +547,7 @@ impl Qp {
             return Err((EINVAL, ctx));
         }
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the region, memory
+        // SAFETY: `work` is a live box; it keeps the region, memory
         // and keys, alive until the READ completes.
         unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         let mut sge = bindings::ib_sge {
@@ -561,7 +557,7 @@ impl Qp {
         };
         // SAFETY: zero is a valid `ib_rdma_wr`.
         let mut wr: bindings::ib_rdma_wr = unsafe { core::mem::zeroed() };
-        // SAFETY: `work` is a valid leaked box.
+        // SAFETY: `work` is a live box.
         wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.wr.sg_list = &mut sge;
@@ -588,11 +584,11 @@ impl Qp {
         region: &Arc<Region>,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         let work = self.box_work(handler, ctx, true)?;
-        // SAFETY: `work` is a valid leaked box; it keeps the region alive.
+        // SAFETY: `work` is a live box; it keeps the region alive.
         unsafe { (*work.as_ptr()).region = Some(region.clone()) };
         // SAFETY: zero is a valid `ib_send_wr`.
         let mut wr: bindings::ib_send_wr = unsafe { core::mem::zeroed() };
-        // SAFETY: `work` is a valid leaked box.
+        // SAFETY: `work` is a live box.
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
@@ -644,22 +640,25 @@ impl Qp {
         // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
         let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
         cqe.done = Some(work_done::<H>);
-        // Allocate first, so a failure can hand `ctx` back untouched. Every
-        // post comes from process context with no spinlock held (ioctls, cm
-        // handlers, the waiters that reap), so the allocation may sleep.
-        let boxed = match KBox::<Work<H>>::new_uninit(GFP_KERNEL) {
-            Ok(boxed) => boxed,
+        // The box first, so a failure can hand `ctx` back untouched: one a
+        // completed request left, or a new one. Every post comes from
+        // process context with no spinlock held (ioctls, cm handlers, the
+        // waiters that reap), so the allocation may sleep.
+        let work = match self.slots.new_box::<Work<H>>() {
+            Ok(work) => work,
             Err(_) => return Err((ENOMEM, ctx)),
         };
-        let work = boxed.write(Work {
-            cqe,
-            handler: handler.clone(),
-            ctx,
-            region: None,
-            slot,
-        });
-        // SAFETY: `KBox::into_raw` never returns null.
-        Ok(unsafe { NonNull::new_unchecked(KBox::into_raw(work)) })
+        // SAFETY: an uninitialized box for a `Work<H>`, ours alone.
+        unsafe {
+            work.as_ptr().write(Work {
+                cqe,
+                handler: handler.clone(),
+                ctx,
+                region: None,
+                slot,
+            })
+        };
+        Ok(work)
     }
 
     /// Writes the scatter/gather list of a boxed work request into `out`,
@@ -715,8 +714,8 @@ impl Qp {
             return Ok(());
         }
         // SAFETY: not posted, so still ours (caller's guarantee).
-        let work = unsafe { KBox::from_raw(work.as_ptr()) };
-        Err((Error::from_errno(ret), KBox::into_inner(work).ctx))
+        let work = unsafe { Work::take(work) };
+        Err((Error::from_errno(ret), work.ctx))
     }
 }
 

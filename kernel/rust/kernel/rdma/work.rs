@@ -5,6 +5,10 @@
 //! completion trampoline that gives the box back exactly once, the queue
 //! slots a request holds while posted, and requests made ready to post
 //! ([`PreparedSend`]). [`super::qp::Qp`] posts them.
+//!
+//! The boxes are the QP's: a completed request's box is kept for the next
+//! post ([`Slots`]), so that once a QP has had its requests in flight,
+//! posting and completing allocate nothing.
 
 use super::bindings;
 use super::dma::DeviceBuf;
@@ -13,11 +17,17 @@ use super::mr::Region;
 use super::qp::SendOp;
 use super::wc::Wc;
 use core::{
+    alloc::Layout,
     mem::ManuallyDrop,
     ptr::NonNull,
     sync::atomic::{AtomicU32, Ordering},
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    alloc::{allocator::Kmalloc, Allocator},
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
 
 /// The most scatter/gather entries one request may have here.
 pub const MAX_SGE: usize = 4;
@@ -151,11 +161,12 @@ pub trait CompletionHandler: Send + Sync + 'static {
 ///
 /// # Invariants
 ///
-/// Between its post and its completion a `Work` is a leaked `KBox` that the
-/// device owns: its `cqe.done` is the completion trampoline of `H`, and the
-/// only pointer to it is the `wr_cqe` of the posted request, through which
-/// the trampoline (or the failed post) takes the box back, exactly once.
-/// `#[repr(C)]` with `cqe` first makes the `ib_cqe` pointer the box's.
+/// Between its post and its completion a `Work` lives in a box of its QP's
+/// [`Slots`] ([`Slots::new_box`]) that the device owns: its `cqe.done` is
+/// the completion trampoline of `H`, and the only pointer to it is the
+/// `wr_cqe` of the posted request, through which the trampoline (or the
+/// failed post) takes it out ([`Work::take`]), exactly once. `#[repr(C)]`
+/// with `cqe` first makes the `ib_cqe` pointer the box's.
 #[repr(C)]
 pub(super) struct Work<H: CompletionHandler> {
     pub(super) cqe: bindings::ib_cqe,
@@ -168,10 +179,71 @@ pub(super) struct Work<H: CompletionHandler> {
     pub(super) slot: Slot,
 }
 
-/// The free slots of a QP's two queues.
+impl<H: CompletionHandler> Work<H> {
+    /// Moves the request out of its box, and gives the box back to the
+    /// QP's cache ([`Slots::recycle`]).
+    ///
+    /// # Safety
+    ///
+    /// `work` is a live box from [`Slots::new_box`] holding a `Work<H>`,
+    /// owned by the caller (not posted, or completed), and not used after.
+    pub(super) unsafe fn take(work: NonNull<Self>) -> Self {
+        // SAFETY: a live, initialized `Work<H>` the caller owns; the box is
+        // not read again, so the value is moved out once.
+        let w = unsafe { work.as_ptr().read() };
+        let slots = match &w.slot {
+            Slot::Send(s) | Slot::Recv(s) => s,
+        };
+        // SAFETY: a box from `new_box` with this layout, whose value was
+        // moved out above; `slots` is its QP's (the request's slot says so).
+        unsafe { slots.recycle(work.cast(), Layout::new::<Self>()) };
+        w
+    }
+}
+
+/// A free box: memory for a `Work`, from `Kmalloc`, uninitialized.
+#[derive(Clone, Copy)]
+struct FreeBox(NonNull<u8>);
+
+// SAFETY: plain memory, which any thread may use or free.
+unsafe impl Send for FreeBox {}
+
+/// The boxes of a QP's completed requests, kept for its next posts.
+///
+/// # Invariants
+///
+/// Every entry of `free` is a `Kmalloc` allocation of `layout`, owned by
+/// this cache alone. `free` has room for as many boxes as the QP has queue
+/// slots, reserved at creation: a request holds its slot as long as its
+/// box, so returning a box never allocates.
+struct BoxCache {
+    /// The layout of the boxes kept: that of the first request boxed on the
+    /// QP (a QP's requests have one handler type, as a rule; another's
+    /// boxes are allocated and freed each time).
+    layout: Option<Layout>,
+    free: KVec<FreeBox>,
+}
+
+impl Drop for BoxCache {
+    fn drop(&mut self) {
+        let Some(layout) = self.layout else { return };
+        for b in self.free.as_slice() {
+            // SAFETY: a `Kmalloc` allocation of `layout` that the cache
+            // owns (type invariant), freed once: the cache goes with it.
+            unsafe { Kmalloc::free(b.0, layout) };
+        }
+    }
+}
+
+/// The free slots of a QP's two queues, and the boxes its completed
+/// requests leave for the next posts. Every request holds an `Arc` of it
+/// (its [`Slot`]), so it outlives the QP until the last box is back.
+#[pin_data]
 pub(super) struct Slots {
     pub(super) send: AtomicU32,
     pub(super) recv: AtomicU32,
+    #[pin]
+    boxes: SpinLock<BoxCache>,
 }
 
 /// Which queue a posted request occupies, and its QP's [`Slots`].
@@ -181,6 +253,75 @@ pub(super) enum Slot {
 }
 
 impl Slots {
+    /// Slots for `send` and `recv` requests, and room to keep a box for
+    /// each.
+    pub(super) fn new(send: u32, recv: u32) -> Result<Arc<Self>> {
+        let room = usize::try_from(send)?
+            .checked_add(usize::try_from(recv)?)
+            .ok_or(EINVAL)?;
+        let free = KVec::with_capacity(room, GFP_KERNEL)?;
+        Arc::pin_init(
+            pin_init!(Self {
+                send: AtomicU32::new(send),
+                recv: AtomicU32::new(recv),
+                // INVARIANT: empty, with room for a box per slot.
+                boxes <- new_spinlock!(BoxCache { layout: None, free }, "rdma_qp_boxes"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// A box for a `T`: one a completed request left, or a new one (which
+    /// may sleep). Uninitialized.
+    pub(super) fn new_box<T>(&self) -> Result<NonNull<T>> {
+        let layout = Layout::new::<T>();
+        {
+            let mut c = self.boxes.lock();
+            match c.layout {
+                None => c.layout = Some(layout),
+                Some(l) if l == layout => {}
+                Some(_) => return Self::alloc_box(layout),
+            }
+            let n = c.free.len();
+            if n > 0 {
+                let b = c.free.as_slice()[n - 1];
+                // SAFETY: one fewer entry, all of which stay initialized;
+                // `FreeBox` is `Copy`, so nothing is dropped, and the box
+                // taken is the caller's now (the cache no longer lists it).
+                unsafe { c.free.set_len(n - 1) };
+                return Ok(b.0.cast());
+            }
+        }
+        Self::alloc_box(layout)
+    }
+
+    fn alloc_box<T>(layout: Layout) -> Result<NonNull<T>> {
+        // Posts come from process context with no spinlock held (see
+        // `Qp`), so the allocation may sleep.
+        Ok(Kmalloc::alloc(layout, GFP_KERNEL)?.cast())
+    }
+
+    /// Keeps a box whose value was moved out for the next post, or frees
+    /// it (a layout the cache does not keep).
+    ///
+    /// # Safety
+    ///
+    /// `b` is a box from [`Self::new_box`] of this object for a type of
+    /// `layout`, owned by the caller, holding no value, and not used after.
+    pub(super) unsafe fn recycle(&self, b: NonNull<u8>, layout: Layout) {
+        {
+            let mut c = self.boxes.lock();
+            // Never fails for a kept layout: there is room for a box per
+            // slot, and the request that had `b` held a slot until now.
+            if c.layout == Some(layout) && c.free.push(FreeBox(b), GFP_NOWAIT).is_ok() {
+                return;
+            }
+        }
+        // SAFETY: a `Kmalloc` allocation of `layout` (from `new_box`) that
+        // the caller gives up.
+        unsafe { Kmalloc::free(b, layout) };
+    }
+
     /// Takes a slot of the send queue (`send`) or the receive queue;
     /// `ENOBUFS` when it is full (requests of an operation that timed out,
     /// say, still hold theirs).
@@ -218,8 +359,8 @@ impl Drop for Slot {
 ///
 /// # Invariants
 ///
-/// `work` is a live box from `Qp::box_work`, not posted, owned by this
-/// object alone.
+/// `work` is a live box from `Qp::box_work` holding a `Work<H>`, not
+/// posted, owned by this object alone.
 ///
 /// [`Qp::prepare_send`]: super::qp::Qp::prepare_send
 /// [`Qp::post_prepared`]: super::qp::Qp::post_prepared
@@ -238,8 +379,7 @@ impl<H: CompletionHandler> PreparedSend<H> {
         let this = ManuallyDrop::new(self);
         // SAFETY: a live, unposted box that `this` owns (type invariant);
         // `this` is not dropped, so the box is taken back once.
-        let work = unsafe { KBox::from_raw(this.work.as_ptr()) };
-        KBox::into_inner(work).ctx
+        unsafe { Work::take(this.work) }.ctx
     }
 }
 
@@ -247,7 +387,7 @@ impl<H: CompletionHandler> Drop for PreparedSend<H> {
     fn drop(&mut self) {
         // SAFETY: a live, unposted box that `self` owns (type invariant),
         // taken back once, here.
-        drop(unsafe { KBox::from_raw(self.work.as_ptr()) });
+        drop(unsafe { Work::take(self.work) });
     }
 }
 
@@ -256,8 +396,8 @@ impl<H: CompletionHandler> Drop for PreparedSend<H> {
 /// # Safety
 ///
 /// Called by ib_core only, with a completion whose `wr_cqe` is the `cqe`
-/// field of a `Work<H>` leaked by [`Qp::post_send`](super::qp::Qp::post_send) or
-/// [`Qp::post_recv`](super::qp::Qp::post_recv).
+/// field of a `Work<H>` posted by [`Qp::post_send`](super::qp::Qp::post_send)
+/// or [`Qp::post_recv`](super::qp::Qp::post_recv).
 pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     _cq: *mut bindings::ib_cq,
     wc: *mut bindings::ib_wc,
@@ -266,17 +406,18 @@ pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     let wc = unsafe { &*wc };
     // SAFETY: the `wr_cqe` member is the one set when posting.
     let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
-    // SAFETY: `cqe` is the first field of a `Work<H>` (repr(C)) that was
-    // leaked from a `KBox` when posted; each completes exactly once, so
-    // ownership comes back here once.
-    let work = unsafe { KBox::from_raw(cqe.cast::<Work<H>>()) };
+    // SAFETY: `cqe` is the first field of a `Work<H>` (repr(C)) in a box
+    // from `Slots::new_box`, given to the device when posted; each request
+    // completes exactly once, so ownership comes back here once. A posted
+    // `cqe` is never null.
+    let work = unsafe { Work::take(NonNull::new_unchecked(cqe.cast::<Work<H>>())) };
     let Work {
         handler,
         ctx,
         region,
         slot,
         ..
-    } = KBox::into_inner(work);
+    } = work;
     drop(slot);
     // SAFETY: ib_core is handing `wc` to this callback; the handler gets
     // `&Wc` for the call only.

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Once a connection has had its requests in flight, posting and completing
+# them allocates nothing: kernel::rdma keeps the boxes of completed work
+# requests for the next posts (Documentation/kernel-rdma.rst). Counted
+# with the kmem:kmalloc trace event: Rust's allocations all go through
+# one function of the kernel crate's allocator (ReallocFunc::call), which
+# the event names as its call site. Two SEND ping-pongs (spinning, both
+# ends in the kernel) that differ only in their iterations must differ by
+# less than one Rust allocation per 100 round trips; before the box cache
+# each round trip allocated four boxes (a SEND's and a receive's, at each
+# end).
+
+DESCRIPTION="the data path allocates nothing: a ping-pong's Rust allocations do not grow with its iterations"
+
+TRACING=/sys/kernel/tracing
+
+requires() {
+	[ -d $TRACING/events ] || mount -t tracefs nodev $TRACING 2>/dev/null
+	[ -d $TRACING/events/kmem/kmalloc ] && return 0
+	echo "no kmem:kmalloc trace event in this kernel"
+	return 1
+}
+
+# rust_allocs PORT ITERS: the kmalloc calls of Rust code, system-wide,
+# while a spinning SEND ping-pong of ITERS round trips runs from
+# connection to teardown.
+rust_allocs() {
+	echo 0 >$TRACING/tracing_on
+	: >$TRACING/trace
+	echo 1 >$TRACING/events/kmem/kmalloc/enable
+	echo 1 >$TRACING/tracing_on
+	bench_pair "$1" --op send --mode lat --size 8 --iters "$2" --spin >"$T/json.$1" || return 1
+	echo 0 >$TRACING/tracing_on
+	echo 0 >$TRACING/events/kmem/kmalloc/enable
+	grep -q 'LOST' $TRACING/trace && fail "the trace lost events"
+	grep -c 'call_site=.*ReallocFunc' $TRACING/trace
+	: >$TRACING/trace
+}
+
+test_main() {
+	ensure_loaded
+	local old_kb few many
+	old_kb=$(awk '{ print $1; exit }' $TRACING/buffer_size_kb)
+	echo 8192 >$TRACING/buffer_size_kb
+	few=$(rust_allocs $((PORT + 1)) 100) || return 1
+	many=$(rust_allocs $((PORT + 2)) 2100) || return 1
+	echo "$old_kb" >$TRACING/buffer_size_kb
+	echo "  Rust allocations: $few with 100 round trips, $many with 2100"
+	[ "$few" -gt 0 ] || fail "no Rust allocation seen: the count does not see the module"
+	[ $((many - few)) -lt 20 ] ||
+		fail "$((many - few)) more Rust allocations for 2000 more round trips"
+}
