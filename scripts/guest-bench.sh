@@ -41,6 +41,13 @@
 # TCP loopback path while CPU 1 idles, loops in user mode, or polls as
 # perftest's and the module's ping-pongs do (see neighbour() below), four
 # rounds; the lines go to $KRUST_OUT/neighbour.txt.
+#
+# KRUST_COUNTERS=1 adds two rounds of the SEND and WRITE ping-pongs of
+# each tool (the module's spinning) with the kernel's counters read around
+# each run: TCP and IP (segments, pure and delayed ACKs, bytes), NET_RX and
+# timer softirqs, timer interrupts and IPIs; each counter that moved, per
+# round trip, goes to $KRUST_OUT/counters-<tool>-<op>-<round>.txt, and the
+# runs' figures to $KRUST_OUT/counted.jsonl.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

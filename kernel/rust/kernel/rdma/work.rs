@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Work requests and who owns them: the context each posted request
-//! carries, the heap box whose `ib_cqe` is the request's `wr_cqe`, the
+//! carries, the box whose `ib_cqe` is the request's `wr_cqe`, the
 //! completion trampoline that gives the box back exactly once, the queue
 //! slots a request holds while posted, and requests made ready to post
 //! ([`PreparedSend`]). [`super::qp::Qp`] posts them.
@@ -275,30 +275,28 @@ impl Slots {
     /// may sleep). Uninitialized.
     pub(super) fn new_box<T>(&self) -> Result<NonNull<T>> {
         let layout = Layout::new::<T>();
-        {
+        let cached = {
             let mut c = self.boxes.lock();
-            match c.layout {
-                None => c.layout = Some(layout),
-                Some(l) if l == layout => {}
-                Some(_) => return Self::alloc_box(layout),
-            }
+            // The first box asked for sets the layout the cache keeps.
+            let kept = *c.layout.get_or_insert(layout) == layout;
             let n = c.free.len();
-            if n > 0 {
+            if kept && n > 0 {
                 let b = c.free.as_slice()[n - 1];
                 // SAFETY: one fewer entry, all of which stay initialized;
                 // `FreeBox` is `Copy`, so nothing is dropped, and the box
                 // taken is the caller's now (the cache no longer lists it).
                 unsafe { c.free.set_len(n - 1) };
-                return Ok(b.0.cast());
+                Some(b)
+            } else {
+                None
             }
+        };
+        match cached {
+            Some(b) => Ok(b.0.cast()),
+            // Outside the lock: posts come from process context with no
+            // spinlock held (see `Qp`), so the allocation may sleep.
+            None => Ok(Kmalloc::alloc(layout, GFP_KERNEL)?.cast()),
         }
-        Self::alloc_box(layout)
-    }
-
-    fn alloc_box<T>(layout: Layout) -> Result<NonNull<T>> {
-        // Posts come from process context with no spinlock held (see
-        // `Qp`), so the allocation may sleep.
-        Ok(Kmalloc::alloc(layout, GFP_KERNEL)?.cast())
     }
 
     /// Keeps a box whose value was moved out for the next post, or frees
