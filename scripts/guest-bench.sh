@@ -341,8 +341,9 @@ if [ -n "${KRUST_NEIGHBOUR:-}" ]; then
 fi
 
 # counters: every counter of /proc/net/snmp and /proc/net/netstat (Ip,
-# Tcp, TcpExt, ...), NET_RX and TIMER softirqs and the function-call IPIs,
-# one line "GROUP.NAME VALUE" each.
+# Tcp, TcpExt, ...), the NET_RX, TIMER and HRTIMER softirqs, and the local
+# timer interrupts and the rescheduling and function-call IPIs (LOC, RES,
+# CAL), each summed over the CPUs; one line "GROUP.NAME VALUE" each.
 counters() {
 	awk 'FNR % 2 == 1 { split($0, k) } FNR % 2 == 0 { for (i = 2; i <= NF; i++) print k[1] k[i], $i }' \
 		/proc/net/snmp /proc/net/netstat
