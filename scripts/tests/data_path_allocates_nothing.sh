@@ -31,22 +31,27 @@ rust_allocs() {
 	: >$TRACING/trace
 	echo 1 >$TRACING/events/kmem/kmalloc/enable
 	echo 1 >$TRACING/tracing_on
-	bench_pair "$1" --op send --mode lat --size 8 --iters "$2" >"$T/json.$1" || return 1
+	# Only the count goes to stdout (the caller's $(...)); what went wrong
+	# goes to stderr.
+	local rc=0
+	bench_pair "$1" --op send --mode lat --size 8 --iters "$2" >"$T/json.$1" || rc=1
 	echo 0 >$TRACING/tracing_on
 	echo 0 >$TRACING/events/kmem/kmalloc/enable
-	grep -q 'LOST' $TRACING/trace && fail "the trace lost events"
+	[ $rc = 0 ] || { cat "$T/json.$1" >&2; return 1; }
+	! grep -q 'LOST' $TRACING/trace || { fail "the trace lost events" >&2; return 1; }
 	grep -c 'call_site=.*ReallocFunc' $TRACING/trace
 	: >$TRACING/trace
 }
 
 test_main() {
 	ensure_loaded
-	local old_kb few many
+	local old_kb few many rc=0
 	old_kb=$(awk '{ print $1; exit }' $TRACING/buffer_size_kb)
 	echo 8192 >$TRACING/buffer_size_kb
-	few=$(rust_allocs $((PORT + 1)) 100) || return 1
-	many=$(rust_allocs $((PORT + 2)) 2100) || return 1
+	few=$(rust_allocs $((PORT + 1)) 100) && many=$(rust_allocs $((PORT + 2)) 2100) || rc=1
+	# Back to the size it had, whatever happened.
 	echo "$old_kb" >$TRACING/buffer_size_kb
+	[ $rc = 0 ] || return 1
 	echo "  Rust allocations: $few with 100 round trips, $many with 2100"
 	[ "$few" -gt 0 ] || fail "no Rust allocation seen: the count does not see the module"
 	[ $((many - few)) -lt 20 ] ||
