@@ -81,7 +81,7 @@ test:
 
 # The guest suite on the debug kernel only (builds it on first use).
 test-debug:
-	KRUST_FLAVOR=debug KRUST_TIMEOUT=2400 scripts/qemu-test.sh
+	KRUST_FLAVOR=debug KRUST_TIMEOUT=3600 scripts/qemu-test.sh
 
 bench:
 	scripts/bench.sh

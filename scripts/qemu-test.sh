@@ -142,6 +142,9 @@ append=$GUEST_APPEND
 # It also makes x86 skip the MADT, and QEMU's MP table lists only CPU 0, so
 # that guest runs on one CPU. The main kernel keeps ACPI and both vCPUs.
 [ "${KRUST_FLAVOR:-main}" = debug ] && append+=" pci=noacpi"
+# The flavour sets how many rounds a stress test runs (rounds() in
+# scripts/tests/common.sh).
+append+=" KRUST_FLAVOR=${KRUST_FLAVOR:-main}"
 # On the debug kernel only kernel::rdma's doctests run: 6.12's own example
 # at rust/kernel/task.rs:52 panics there (Task::current()'s misaligned
 # dereference, caught by CONFIG_RUST_DEBUG_ASSERTIONS), outside the series.

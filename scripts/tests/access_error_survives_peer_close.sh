@@ -8,7 +8,8 @@
 # ECONNRESET instead of the peer's EACCES (access_outside_window_is_contained
 # failed so in about 1 of 20 suite runs). Two CPU hogs widen the window. On
 # iWARP the closed stream ends what is in flight (REFUSED is ECONNRESET
-# there, providers.rst), so this runs on IB and RoCE only.
+# there, providers.rst), so this runs on IB and RoCE only. Rounds:
+# KRUST_ACCESS_CLOSE_ROUNDS, by default 30 (10 on the debug kernel).
 #
 # Guards: the deferred hang-up of one-sided steps (src/conn/cm.rs,
 # Conn::defer_hang_up)
@@ -23,7 +24,7 @@ requires() {
 
 test_main() {
 	ensure_loaded
-	local i n=${KRUST_ACCESS_CLOSE_ROUNDS:-30} port out bad=()
+	local i n=${KRUST_ACCESS_CLOSE_ROUNDS:-$(rounds 30 10)} port out bad=()
 	start_hogs 2
 	for ((i = 0; i < n; i++)); do
 		port=$((PORT + i))

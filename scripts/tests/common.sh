@@ -19,6 +19,19 @@ IP=${KRUST_IP:-192.0.2.1}
 # device is $DEV; tests that add more name them ${PROV}N.
 PROV=${KRUST_PROVIDER:-rxe}
 DEV=${PROV}0
+# The kernel under test: main or debug (KASAN, lockdep, kmemleak and
+# fault injection, kernel/debug.config), where a round of a test takes
+# several times as long.
+FLAVOR=${KRUST_FLAVOR:-main}
+
+# rounds MAIN DEBUG: how many times a stress test repeats its round. The
+# main kernel, run on every provider, repeats a race-hunting round often
+# enough to catch the race it guards (each test says how often it failed);
+# the debug kernel runs fewer, enough to take every path of the round
+# under its checkers, so that its suite fits CI's time with room to spare.
+rounds() {
+	if [ "$FLAVOR" = debug ]; then echo "$2"; else echo "$1"; fi
+}
 # How a refused remote access shows at the initiator: RoCE NAKs the
 # request (IB_WC_REM_ACCESS_ERR, EACCES); iWARP's target sends a TERMINATE
 # and the connection ends (ECONNRESET), for a WRITE only after its local

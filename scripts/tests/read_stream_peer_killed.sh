@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# KRUST_READ_KILL_ROUNDS (40) times: a module file READs from another
+# KRUST_READ_KILL_ROUNDS (40; 15 on the debug kernel) times: a module file READs from another
 # one, one 64-byte READ at a time (bench --op read --mode lat), and the
 # other one's process is killed 300 to 700 ms in. Each READ is posted to an
 # idle send queue, so on siw it is taken into the ORQ at once and waits for
@@ -18,7 +18,7 @@ DESCRIPTION="READ streams whose peer is killed mid-stream end with a connection 
 
 test_main() {
 	ensure_loaded
-	local rounds=${KRUST_READ_KILL_ROUNDS:-40} i port peer rd out reads=0
+	local rounds=${KRUST_READ_KILL_ROUNDS:-$(rounds 40 15)} i port peer rd out reads=0
 	for i in $(seq "$rounds"); do
 		port=$((PORT + i % 50))
 		"$TOOL" bench --timeout-ms 20000 --listen "$IP:$port" --op read --mode lat \
