@@ -701,11 +701,16 @@ fn verify(sides: &[Arc<Side>], a: &StressArgs) -> Result<()> {
         let mut olds = lock(&me.olds).clone();
         olds.sort_unstable();
         if counter != olds.len() as u64 || olds.iter().enumerate().any(|(i, &o)| o != i as u64) {
+            // The values seen, sorted: a repeated or skipped one tells a
+            // result given twice from a lost one.
+            let seen: Vec<String> = olds.iter().take(64).map(u64::to_string).collect();
             return Err(mismatch(format!(
-                "{} -> {}: counter {counter} after {} fetch-and-adds (values seen not 0..n)",
+                "{} -> {}: counter {counter} after {} fetch-and-adds (values seen not 0..n: {}{})",
                 me.name,
                 peer.name,
-                olds.len()
+                olds.len(),
+                seen.join(","),
+                if olds.len() > 64 { ",..." } else { "" }
             )));
         }
         sums.push(counter);
