@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# KRUST_READ_KILL_ROUNDS (40; 15 on the debug kernel) times: a module file READs from another
-# one, one 64-byte READ at a time (bench --op read --mode lat), and the
-# other one's process is killed 300 to 700 ms in. Each READ is posted to an
-# idle send queue, so on siw it is taken into the ORQ at once and waits for
-# siw's transmit thread; the peer's close flushes the QP at any moment. Every
-# READ stream must end with a connection error, not hang or finish, and the
-# run leaves no splat. On 6.12's siw a flush that came before the transmit
-# thread completed the READ twice (kernel/patches/0004): the module freed
-# the request's context twice, and the kernel warned of a refcount_t
-# underflow and then faulted in kmalloc.
+# KRUST_READ_KILL_ROUNDS (40; 15 on the debug kernel) times: a module file
+# READs from another one, one 64-byte READ at a time (bench --op read --mode
+# lat), and the other one's process is killed 300 to 700 ms in. Each READ is
+# posted to an idle send queue, so on siw it is taken into the ORQ at once
+# and waits for siw's transmit thread; the peer's close flushes the QP at
+# any moment. Every READ stream must end with a connection error, not hang
+# or finish, and the run leaves no splat. On 6.12's siw a flush that came
+# before the transmit thread completed the READ twice (kernel/patches/0004):
+# the module freed the request's context twice, and the kernel warned of a
+# refcount_t underflow and then faulted in kmalloc.
 #
 # Guards: 0a48319 and kernel/patches/0004 (siw completed a flushed READ twice: a double free)
 
