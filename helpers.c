@@ -36,3 +36,15 @@ bool rkrust_ratelimit(void)
 {
 	return __ratelimit(&rkrust_ratelimit_state);
 }
+
+/* A macro (it also sets up the timer and its lockdep class). */
+void rkrust_init_delayed_work(struct delayed_work *dw, work_func_t fn)
+{
+	INIT_DELAYED_WORK(dw, fn);
+}
+
+/* A static inline: on the system workqueue. */
+bool rkrust_schedule_delayed_work(struct delayed_work *dw, unsigned long delay)
+{
+	return schedule_delayed_work(dw, delay);
+}

@@ -9,9 +9,12 @@
 #define RDMA_KRUST_HELPERS_H
 
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 void rkrust_yield(void);
 void rkrust_cond_resched(void);
 bool rkrust_ratelimit(void);
+void rkrust_init_delayed_work(struct delayed_work *dw, work_func_t fn);
+bool rkrust_schedule_delayed_work(struct delayed_work *dw, unsigned long delay);
 
 #endif /* RDMA_KRUST_HELPERS_H */

@@ -428,16 +428,23 @@ impl CmHandler for Conn {
             this.on_request(id, ev);
             return;
         }
-        if ev.kind == CmEventKind::Disconnected && !this.defer_hang_up() {
-            // Flush what was posted now, not after retries that may never
-            // run out: rdma_cm leaves the QP as it is. Fails harmlessly if
-            // this side disconnected first.
-            let _ = id.disconnect();
-            // siw can close its stream and leave the QP in RTS, where
-            // nothing completes (providers.rst). Under `ep`: the QP stays.
-            let ep = this.ep.lock();
-            if let Some(qp) = ep.qp() {
-                let _ = qp.fail();
+        if ev.kind == CmEventKind::Disconnected {
+            if this.defer_hang_up() {
+                // Paid by a waiter, the last completion, or at the latest
+                // by the timer this queues.
+                this.pay_deferred_hang_up();
+            } else {
+                // Flush what was posted now, not after retries that may
+                // never run out: rdma_cm leaves the QP as it is. Fails
+                // harmlessly if this side disconnected first.
+                let _ = id.disconnect();
+                // siw can close its stream and leave the QP in RTS, where
+                // nothing completes (providers.rst). Under `ep`: the QP
+                // stays.
+                let ep = this.ep.lock();
+                if let Some(qp) = ep.qp() {
+                    let _ = qp.fail();
+                }
             }
         }
         this.on_event(ev);
@@ -479,6 +486,21 @@ impl Conn {
         }
         st.msg.hang_up_when_sent |= defer;
         defer
+    }
+
+    /// Pays the disconnect [`Conn::defer_hang_up`] put off if its time is
+    /// up, else queues [`Conn::hang_up_timer`] to come back then: so it is
+    /// paid on time even if no waiter comes and nothing in flight
+    /// completes (rxe retries forever with a retry count of 7). From a cm
+    /// handler, or the timer; takes `ep`.
+    pub(super) fn pay_deferred_hang_up(self: &Arc<Self>) {
+        let ep = self.ep.lock();
+        let due = Self::deferred_hang_up_due(&mut self.st.lock());
+        match due {
+            Some(0) => self.hang_up_if_owed(&ep),
+            Some(left) => Delayed::queue(self, left),
+            None => {}
+        }
     }
 
     /// The disconnect [`Conn::defer_hang_up`] put off: owed now (moved to

@@ -41,6 +41,7 @@ use crate::kapi::{
         SockAddr,
     },
     cq::PollContext,
+    delayed::{Delayed, HasDelayed},
     device::DeviceRef,
     dma::{CpuBuf, DeviceBuf, Direction},
     errno,
@@ -303,7 +304,22 @@ pub(crate) struct Conn {
     /// completion may be handled before the post returns; read under `st`
     /// where it decides.
     op_steps: AtomicU32,
+    /// Pays the disconnect [`Conn::defer_hang_up`] put off once its time is
+    /// up, if no waiter or completion has by then: a peer whose owner
+    /// never calls in again would otherwise get no DREP, and its own
+    /// `DISCONNECT` would wait for the CM to give up on its DREQ.
+    #[pin]
+    hang_up_timer: Delayed<Conn>,
     registry: Arc<Registry>,
+}
+
+// SAFETY: `hang_up_timer` is a `Delayed<Conn>` field of `Conn`.
+unsafe impl HasDelayed for Conn {
+    const OFFSET: usize = core::mem::offset_of!(Conn, hang_up_timer);
+
+    fn run(this: Arc<Self>) {
+        this.pay_deferred_hang_up();
+    }
 }
 
 /// What one caller at a time may do on a connection: send a whole message
@@ -391,6 +407,7 @@ impl Conn {
                 }),
                 windows <- new_mutex!(windows),
                 op_steps: AtomicU32::new(0),
+                hang_up_timer <- Delayed::new(),
                 registry,
             }),
             GFP_KERNEL,
@@ -545,6 +562,11 @@ impl Conn {
         // is done: copies take a window per chunk).
         self.windows.lock().seal();
         drop(id);
+        // Only a `DISCONNECTED` handler queues the timer, and with both ids
+        // destroyed none runs any more (`rdma_destroy_id()` waits for a
+        // running one; `ep` is sealed): cancelled now, it stays so, and the
+        // module may go once the file is released.
+        self.hang_up_timer.cancel();
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {
             self.registry.detach(index, self.key());

@@ -13,6 +13,7 @@
 //!   buffers, from the kernel (one source: `kernel/rust/kernel/rdma/`).
 //! - [`misc`]: a misc character device with Rust file operations.
 //! - [`sched`]: yielding, `jiffies` and log rate limiting.
+//! - [`delayed`]: a delayed work item for an object in an `Arc`.
 
 // The module's own bindings (`bindings/`): the misc device, its helpers,
 // and, on a kernel without the RDMA bindings of the rust-rdma series,
@@ -33,6 +34,7 @@ use sys as bindings;
 /// (`rdma resource show`), as the C macros pass `KBUILD_MODNAME`.
 pub(crate) const OWNER: &kernel::str::CStr = kernel::c_str!("rdma_krust");
 
+pub(crate) mod delayed;
 pub(crate) mod errno;
 pub(crate) mod misc;
 pub(crate) mod sched;

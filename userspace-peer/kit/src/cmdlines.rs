@@ -45,6 +45,7 @@ fn script_invocations_still_parse() {
         "stress --fds 2 --polled 1 --threads 4 --seconds 10 --port 7640 --max-msg 300000 --concurrent-recv --no-atomics",
         "recv-race --file /tmp/big --rounds 8 --port 7000",
         "credit-livelock --port 7020",
+        "idle-close --port 7020",
         "--eintr-on-usr1 block --case connect-resolve --port 7661 --signal-after-ms 300",
         "--eintr-on-usr1 block --case connect-establish --port 7662 --signal-after-ms 300 --prompt-ms 15000",
         "--eintr-on-usr1 block --case send-credits --port 7663 --signal-after-ms 300",

@@ -78,6 +78,9 @@ pub enum Cmd {
     /// Two files that both SEND and never read: each SEND short of credits
     /// must time out.
     CreditLivelock(stress::LivelockArgs),
+    /// A file whose peer disconnects while a READ is in flight, and whose
+    /// owner then calls nothing: the module must still answer in time.
+    IdleClose(stress::IdleCloseArgs),
     /// A peer that breaks the message protocol in every way it knows,
     /// against files of the module, while a bystander connection checks
     /// that only the lying connections pay (EPROTO).
@@ -144,6 +147,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::FailSweep(a) => faults::fail_sweep(&o.dev, &a),
         Cmd::RecvRace(a) => stress::recv_race(&o.dev, &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(&o.dev, &a),
+        Cmd::IdleClose(a) => stress::idle_close(&o.dev, &a),
         Cmd::Hostile(a) => hostile::run(&o.dev, &a),
         Cmd::ListenCloseRace(a) => race::run(&o.dev, &a),
         Cmd::TcpReset(a) => race::tcp_reset(&a),
@@ -205,6 +209,7 @@ mod tests {
                 "fail-sweep",
                 "recv-race",
                 "credit-livelock",
+                "idle-close",
                 "hostile",
                 "listen-close-race",
                 "tcp-reset",

@@ -915,6 +915,73 @@ pub fn recv_race(path: &str, a: &RaceArgs) -> Result<()> {
     Ok(())
 }
 
+// --- idle-close ----------------------------------------------------------------
+
+/// The arguments of `rdma-krust-kit idle-close`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct IdleCloseArgs {
+    /// Address to listen on and connect to.
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
+    pub ip: Ipv4Addr,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 7990)]
+    pub port: u16,
+    /// Milliseconds allowed beyond the grace the module gives what is in
+    /// flight before it answers the peer's disconnect.
+    #[arg(long, default_value_t = 5000)]
+    pub slack_ms: u64,
+}
+
+/// A module file whose peer disconnects while a READ of the file's is
+/// still in flight, and whose owner then calls nothing: the module puts
+/// its own disconnect off for the READ, at most `retry_count + 1` ACK
+/// timeouts, and must then answer the peer's DREQ without a waiter to pay
+/// the debt. The peer (userspace, connecting with a retry count of 7, which
+/// rxe retries forever) drops every request first, so the READ never
+/// completes. Its `rdma_disconnect()` returns when the module's DREP comes:
+/// within the grace and `slack_ms`, where the CM gives up only after 16
+/// DREQs of about 4.2 s each.
+pub fn idle_close(path: &str, a: &IdleCloseArgs) -> Result<()> {
+    let here = addr_of(a.ip, a.port);
+    let dev = KrustDev::open(path)?;
+    dev.listen(here, 0, 0, 0)?;
+    let peer = UEp::new(&here, false)?;
+    peer.connect()?;
+    let info = dev.accept(10_000)?;
+    peer.freeze()?;
+    let mut buf = vec![0u8; 4096];
+    let e = expect_err(
+        "READ from a peer that drops every request",
+        rdma_io(&dev, false, &mut buf, 300),
+        &[libc::ETIMEDOUT],
+    )?;
+    println!(
+        "a READ from a peer that drops every request: {}",
+        errno_name(e)
+    );
+    let t = &info.transport;
+    let ack_ns = 4096u64 << t.ack_timeout.min(31);
+    let grace_ms = (ack_ns * (u64::from(t.retry_count) + 1)).div_ceil(1_000_000);
+    // Nothing calls into the file from here until the check below.
+    let start = Instant::now();
+    let r = peer.disconnect();
+    let ms = start.elapsed().as_millis() as u64;
+    println!(
+        "the peer's rdma_disconnect() returned after {ms} ms (ack timeout {}, retry count {}: grace {grace_ms} ms)",
+        t.ack_timeout, t.retry_count
+    );
+    // `ETIMEDOUT`: the CM gave up on the DREQ, the module never answered.
+    r?;
+    if ms > grace_ms + a.slack_ms {
+        bail!(
+            "the module answered the peer's disconnect after {ms} ms, more than its grace of {grace_ms} ms and {} ms",
+            a.slack_ms
+        );
+    }
+    expect_state(&dev, abi::state::CLOSED, &[libc::ECONNRESET as u32])?;
+    close_timed(dev)
+}
+
 // --- credit-livelock ----------------------------------------------------------
 
 /// The arguments of `rdma-krust-kit credit-livelock`.
@@ -1269,6 +1336,17 @@ impl UEp {
         // call.
         if unsafe { rdma_connect(self.id, &mut p) } != 0 {
             return Err(io::Error::last_os_error()).context("rdma_connect");
+        }
+        Ok(())
+    }
+
+    /// `rdma_disconnect()`: the endpoint is synchronous (no event
+    /// channel), so it returns once rdma_cm reports `DISCONNECTED`: the
+    /// peer's DREP, or the CM giving up on the DREQ after its retries.
+    fn disconnect(&self) -> Result<()> {
+        // SAFETY: `id` is a connected endpoint.
+        if unsafe { rdma_disconnect(self.id) } != 0 {
+            return Err(io::Error::last_os_error()).context("rdma_disconnect");
         }
         Ok(())
     }
