@@ -172,7 +172,7 @@ never) run_debug=0 ;;
 *) [ -f "$debug_kdir/.krust-built" ] && run_debug=1 || run_debug=0 ;;
 esac
 if [ "$run_debug" = 1 ]; then
-	# The debug kernel runs rxe by default: its suite takes about 25 min a
+	# The debug kernel runs rxe by default: its suite takes 25 to 40 min a
 	# provider, and both would not fit CI's 90 min beside the rest.
 	# KRUST_DEBUG_PROVIDERS="rxe siw" runs siw too, and so does
 	# KRUST_PROVIDER=both make test-debug
