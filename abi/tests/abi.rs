@@ -81,3 +81,19 @@ fn compat32_uses_the_uapi_header() {
         "scripts/compat32.c checks the module's version against the header's"
     );
 }
+
+/// The retries' time the module waits for after a peer's close: 8 ACK
+/// timeouts of 67.1 ms at the defaults, and no overflow at the largest
+/// exponent.
+#[test]
+fn transport_retries_ms() {
+    let t = |ack_timeout, retry_count| abi::Transport {
+        ack_timeout,
+        retry_count,
+        ..Default::default()
+    };
+    assert_eq!(t(abi::DEFAULT_ACK_TIMEOUT, 7).retries_ms(), 537);
+    assert_eq!(t(14, 0).retries_ms(), 68);
+    assert_eq!(t(1, 0).retries_ms(), 1);
+    assert_eq!(t(31, 7).retries_ms(), 70_368_745);
+}

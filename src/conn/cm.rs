@@ -471,16 +471,14 @@ impl Conn {
     /// count of 7 (it retries forever, as for an RNR retry count of 7). So
     /// the disconnect is owed at the latest after the time the transport's
     /// retries take, `retry_count + 1` ACK timeouts, paid by a waiter
-    /// ([`Conn::deferred_hang_up_due`]). iWARP's stream is closed by now: no.
+    /// ([`Conn::deferred_hang_up_due`]) or else by [`Conn::hang_up_timer`].
+    /// iWARP's stream is closed by now: no.
     pub(super) fn defer_hang_up(&self) -> bool {
         let mut st = self.st.lock();
         let defer = st.info.iwarp == 0
             && (st.msg.sends_inflight > 0 || self.op_steps.load(Ordering::Acquire) > 0);
         if defer && !st.msg.hang_up_when_sent {
-            let t = &st.info.transport;
-            // 4.096 us * 2^ack_timeout, as ns; at most 2^43 ns (31).
-            let ack_ns = 4096u64 << t.ack_timeout.min(31);
-            let ms = (ack_ns * (u64::from(t.retry_count) + 1)).div_ceil(1_000_000);
+            let ms = st.info.transport.retries_ms();
             let grace = msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX)).max(1);
             st.msg.hang_up_by = sched::jiffies().wrapping_add(grace);
         }

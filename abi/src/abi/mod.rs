@@ -295,6 +295,18 @@ pub const fn ioc_nr(cmd: u32) -> u32 {
     (cmd >> IOC_NRSHIFT) & ((1 << IOC_NRBITS) - 1)
 }
 
+impl Transport {
+    /// How long the transport's retries of one request take, in ms rounded
+    /// up: `retry_count + 1` ACK timeouts of 4.096 us * 2^`ack_timeout`
+    /// (`Documentation/transport.rst`). After a peer's close, the module
+    /// waits at most this long for the answers to what is in flight.
+    pub fn retries_ms(&self) -> u64 {
+        // 4.096 us * 2^ack_timeout, as ns; at most 2^43 ns (31).
+        let ack_ns = 4096u64 << self.ack_timeout.min(31);
+        (ack_ns * (u64::from(self.retry_count) + 1)).div_ceil(1_000_000)
+    }
+}
+
 // The sizes are the ABI: a change in the header that moves one fails here.
 const _: () = assert!(core::mem::size_of::<Version>() == 136);
 const _: () = assert!(core::mem::size_of::<Addr>() == 24);

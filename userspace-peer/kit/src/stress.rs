@@ -960,8 +960,7 @@ pub fn idle_close(path: &str, a: &IdleCloseArgs) -> Result<()> {
         errno_name(e)
     );
     let t = &info.transport;
-    let ack_ns = 4096u64 << t.ack_timeout.min(31);
-    let grace_ms = (ack_ns * (u64::from(t.retry_count) + 1)).div_ceil(1_000_000);
+    let grace_ms = t.retries_ms();
     // Nothing calls into the file from here until the check below.
     let start = Instant::now();
     let r = peer.disconnect();
