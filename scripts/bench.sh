@@ -19,7 +19,11 @@
 # With --pair the same cases run across two guests
 # (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
 # servers on one, the measuring side on the other, over the host's relay.
+# With KRUST_BENCH_LAT_ROUNDS=R (scripts/guest-bench.sh) each boot runs
+# the latency rows R times, and medians-rounds.txt has their table over
+# every round of every boot.
 # Environment: KRUST_BENCH_BOOTS, KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
+# KRUST_BENCH_LAT_ROUNDS,
 # KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
 # scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
 # KRUST_PROFILE=only scripts/qemu-test.sh --bench.
@@ -51,7 +55,7 @@ boots=${KRUST_BENCH_BOOTS:-3}
 # its binary has a target directory of its own.
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet -p rdma-krust --features plot --target-dir target/plot)
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
-runs=()
+runs=() rounds=()
 for i in $(seq 1 "$boots"); do
 	echo "bench: boot $i of $boots"
 	KRUST_LOGDIR=$LOGDIR/boot-$i "$ROOT/scripts/qemu-test.sh" --bench
@@ -62,11 +66,24 @@ for i in $(seq 1 "$boots"); do
 	"$TOOL" bench-report "$run"
 	echo
 	runs+=("$run")
+	for r in "$LOGDIR/boot-$i/out"/bench-round-*.jsonl; do
+		[ ! -s "$r" ] || rounds+=("$r")
+	done
 done
 best=1
 if [ "$boots" -gt 1 ]; then
 	"$TOOL" bench-report "${runs[@]}" | tee "$LOGDIR/medians.txt"
 	best=$(sed -nE 's/^median boot: ([0-9]+) .*/\1/p' "$LOGDIR/medians.txt")
+	echo
+fi
+if [ ${#rounds[@]} -gt 0 ]; then
+	# KRUST_BENCH_LAT_ROUNDS: the latency rows over every round of every
+	# boot, each round's ratio from figures taken seconds apart.
+	n=$((${#runs[@]} + ${#rounds[@]}))
+	echo "bench: latency over $boots boot(s) of ${KRUST_BENCH_LAT_ROUNDS:-1} rounds ($n pairs)"
+	"$TOOL" bench-report "${runs[@]}" "${rounds[@]}" |
+		awk -v n="$n" '$1 == "op" { sub("medians over " n " boots", "medians over " n " rounds") }
+			$1 == "op" || $2 == "lat"' | tee "$LOGDIR/medians-rounds.txt"
 	echo
 fi
 OUT=$LOGDIR/boot-$best/out
@@ -80,6 +97,8 @@ if [ "${1:-}" = --update-docs ]; then
 	cp "$OUT"/plots/*.png "$OUT/bench.jsonl" "$docs/"
 	for i in $(seq 1 "$boots"); do cp "${runs[i - 1]}" "$docs/bench-boot-$i.jsonl"; done
 	[ ! -f "$LOGDIR/medians.txt" ] || cp "$LOGDIR/medians.txt" "$docs/"
+	rm -f "$docs/medians-rounds.txt"
+	[ ! -f "$LOGDIR/medians-rounds.txt" ] || cp "$LOGDIR/medians-rounds.txt" "$docs/"
 	echo "bench: plots (boot $best's), medians.txt and each boot's bench.jsonl copied to ${docs#"$ROOT"/}/"
 fi
 echo "bench: results in $LOGDIR (plots of boot $best in $OUT/plots)"

@@ -27,6 +27,14 @@
 # (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
 # fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
 #
+# KRUST_BENCH_LAT_ROUNDS=R (default 1) runs the latency rows R times: the
+# first round into bench.jsonl, round r into $KRUST_OUT/bench-round-r.jsonl
+# (samples in $KRUST_OUT/round-r/), perftest first in odd rounds and the
+# module first in even ones. On a busy host one tool's figure moves by
+# half from one minute to the next; a round puts the two within seconds
+# of each other, and scripts/bench.sh takes the median ratio over every
+# round of every boot.
+#
 # KRUST_TRACE=1 adds an ftrace of 200 SEND ping-pongs of each tool (and of
 # the module's with --spin): the siw and TCP functions one message passes
 # through, and every wake-up and context switch, in
@@ -61,6 +69,8 @@ DEV=${PROV}0
 CM=()
 [ "$PROV" = siw ] && CM=(-R)
 LAT_ITERS=${KRUST_BENCH_LAT_ITERS:-1000}
+LAT_ROUNDS=${KRUST_BENCH_LAT_ROUNDS:-1}
+[[ $LAT_ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "guest-bench: KRUST_BENCH_LAT_ROUNDS must be 1 or more (got '$LAT_ROUNDS')" >&2; LAT_ROUNDS=1; }
 BW_ITERS=${KRUST_BENCH_BW_ITERS:-1000}
 SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
 Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
@@ -168,25 +178,30 @@ per_end() {
 	echo "${1%\}},\"mem_per_end_kib\":$((free / (2 * $2))),\"slab_per_end_kib\":$((slab / (2 * $2)))}"
 }
 
-# lat_rows: the latency rows, the module's as KRUST_BENCH_SPIN says.
+# lat_rows [module-first]: the latency rows, the module's as
+# KRUST_BENCH_SPIN says; per operation perftest runs first, or last with
+# module-first.
 lat_rows() {
-	local s
+	local s first=${1:-}
 	case "${KRUST_BENCH_SPIN:-both}" in
 	1) s=(-spin) ;;
 	0) s=("") ;;
 	*) s=("" -spin) ;;
 	esac
-	pt_lat send ib_send_lat 2
-	for x in "${s[@]}"; do ours send$x lat 2 "$LAT_ITERS"; done
-	pt_lat write ib_write_lat 2
-	for x in "${s[@]}"; do ours write$x pingpong 2 "$LAT_ITERS"; done
-	pt_lat read ib_read_lat 2
-	for x in "${s[@]}"; do ours read$x lat 2 "$LAT_ITERS"; done
+	# lat_op PERFTEST-ARGS -- OURS-OP MODE SIZE: one operation's rows.
+	lat_op() {
+		local pt=("${@:1:3}") op=$5 mode=$6 size=$7 x
+		[ -n "$first" ] || pt_lat "${pt[@]}"
+		for x in "${s[@]}"; do ours "$op$x" "$mode" "$size" "$LAT_ITERS"; done
+		[ -z "$first" ] || pt_lat "${pt[@]}"
+	}
+	lat_op send ib_send_lat 2 -- send lat 2
+	lat_op write ib_write_lat 2 -- write pingpong 2
+	lat_op read ib_read_lat 2 -- read lat 2
 	if [ "$PROV" = siw ]; then
 		echo "guest-bench: no atomic rows: siw has no atomics (atomic_cap 0)"
 	else
-		pt_lat atomic ib_atomic_lat 8
-		for x in "${s[@]}"; do ours fadd$x lat 8 "$LAT_ITERS"; done
+		lat_op atomic ib_atomic_lat 8 -- fadd lat 8
 	fi
 }
 
@@ -194,8 +209,18 @@ insmod "$ROOT/rdma_krust.ko" || exit 1
 if [ "${KRUST_PROFILE:-}" != only ]; then
 
 if rows lat; then
-	echo "guest-bench: latency, $LAT_ITERS iterations"
+	echo "guest-bench: latency, $LAT_ITERS iterations, $LAT_ROUNDS round(s)"
 	lat_rows
+	# Further rounds, each in a file of its own, the module first in every
+	# other one: each pairs the tools within seconds of each other.
+	for r in $(seq 2 "$LAT_ROUNDS"); do
+		J=$OUT/bench-round-$r.jsonl SAMPLES_DIR=$OUT/round-$r
+		: >"$J"
+		mkdir -p "$SAMPLES_DIR"
+		lat_rows $([ $((r % 2)) = 0 ] && echo module-first)
+	done
+	J=$OUT/bench.jsonl
+	unset SAMPLES_DIR
 fi
 
 if rows bw; then
