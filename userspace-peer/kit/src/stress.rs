@@ -72,8 +72,21 @@ pub(crate) fn kernel_pair(
     port: u16,
     flags: u32,
 ) -> Result<(KrustDev, KrustDev)> {
+    kernel_pair_with(path, ip, port, flags, abi::Transport::default())
+}
+
+/// [`kernel_pair`] with transport settings `t` on both files.
+fn kernel_pair_with(
+    path: &str,
+    ip: Ipv4Addr,
+    port: u16,
+    flags: u32,
+    t: abi::Transport,
+) -> Result<(KrustDev, KrustDev)> {
     let l = KrustDev::open(path)?;
     let c = KrustDev::open(path)?;
+    l.set_transport(t);
+    c.set_transport(t);
     let a = addr_of(ip, port);
     l.listen(a, 0, 0, flags)
         .with_context(|| format!("listen on {ip}:{port}"))?;
@@ -527,7 +540,11 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
 /// gave back what its thread had just written, and the window holds each
 /// thread's last write; each counter holds exactly the number of
 /// fetch-and-adds made on it, and they saw each value from 0 once.
-pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
+///
+/// The connections take the command line's transport settings `t` (the
+/// global `--ack-timeout` and the rest): a short ACK timeout makes the
+/// provider retry requests whose answers are only slow.
+pub fn stress(path: &str, t: abi::Transport, a: &StressArgs) -> Result<()> {
     let win_len = a.threads as u64 * SLOT as u64 + 8;
     let mut access = abi::ACCESS_READ | abi::ACCESS_WRITE;
     if !a.no_atomics {
@@ -537,7 +554,7 @@ pub fn stress(path: &str, a: &StressArgs) -> Result<()> {
     for i in 0..a.fds {
         let port = a.port + i as u16;
         let flags = if i < a.polled { abi::CONN_POLL } else { 0 };
-        let (l, c) = kernel_pair(path, a.ip, port, flags)?;
+        let (l, c) = kernel_pair_with(path, a.ip, port, flags, t)?;
         // Each file exposes a window and tells its peer, before any thread
         // runs: the only messages that are not the run's.
         let (la, lk, lid) = l.expose(win_len, access).context("IOCTL_EXPOSE")?;
