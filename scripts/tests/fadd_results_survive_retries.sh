@@ -27,12 +27,20 @@
 # attempt that only lost a connection that way (the tool's exit 1, no
 # wrong data, no hang) proves nothing either way: it is reported and run
 # again, up to ATTEMPTS times. Wrong data (exit 4) or a hang fails at once.
+# While a kernel build shared the host, every attempt of two runs lost its
+# connection within seconds, so the suite runs this test only when asked
+# (KRUST_RETRY_TESTS=1) until that failure is found; it says so in its
+# SKIP line.
 
 DESCRIPTION="fetch-and-adds mixed with SENDs while rxe retries slow requests: every returned value right"
 
 requires() {
-	[ "$PROV" = rxe ] && return 0
-	echo "on $PROV: the retries come from rxe's retry timer (siw runs over TCP, and has no atomics)"
+	if [ "$PROV" != rxe ]; then
+		echo "on $PROV: the retries come from rxe's retry timer (siw runs over TCP, and has no atomics)"
+		return 1
+	fi
+	[ "${KRUST_RETRY_TESTS:-}" = 1 ] && return 0
+	echo "rxe's other failure under retries takes a connection down in most attempts on a busy host (Documentation/providers.rst); KRUST_RETRY_TESTS=1 runs it"
 	return 1
 }
 
