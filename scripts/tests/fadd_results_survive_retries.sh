@@ -21,9 +21,10 @@
 #
 # The same retries now and then make rxe's responder fail a multi-packet
 # SEND (IB_WC_LOC_QP_OP_ERR on its receive, IB_WC_REM_OP_ERR at the
-# sender; seen in 1 to 2 runs of 4, with the patch or without, more often
-# with the host busy), and the connection goes down. That is a second rxe
-# bug, not looked into (Documentation/providers.rst, "rxe's own bug"). An
+# sender; with the patch or without, in one attempt of five to one of three
+# on a quiet host, more often with the host busy), and the connection goes
+# down. That is a second rxe bug, not found yet
+# (Documentation/providers.rst, "rxe's own bug"). An
 # attempt that only lost a connection that way (the tool's exit 1, no
 # wrong data, no hang) proves nothing either way: it is reported and run
 # again, up to ATTEMPTS times. Wrong data (exit 4) or a hang fails at once.
