@@ -141,7 +141,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Fuzz(a) => fuzz::run(&o.dev, a),
         Cmd::Cycles(a) => stress::cycles(&o.dev, &a),
-        Cmd::Stress(a) => stress::stress(&o.dev, o.transport.to_abi(), &a),
+        Cmd::Stress(a) => stress::stress(o, &a),
         Cmd::Block(a) => stress::block(&o.dev, &a, cli.eintr_on_usr1),
         Cmd::Stall(a) => faults::stall(&o.dev, &a),
         Cmd::FailSweep(a) => faults::fail_sweep(&o.dev, &a),

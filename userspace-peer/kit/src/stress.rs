@@ -33,6 +33,7 @@ use krust::ctl::Advert;
 use krust::errno::errno_name;
 use krust::exit::mismatch;
 use krust::kdev::KrustDev;
+use krust::opts::DevArgs;
 use krust::pattern;
 use rdma_sys::*;
 use std::collections::HashSet;
@@ -72,21 +73,24 @@ pub(crate) fn kernel_pair(
     port: u16,
     flags: u32,
 ) -> Result<(KrustDev, KrustDev)> {
-    kernel_pair_with(path, ip, port, flags, abi::Transport::default())
+    connect_pair(
+        KrustDev::open(path)?,
+        KrustDev::open(path)?,
+        ip,
+        port,
+        flags,
+    )
 }
 
-/// [`kernel_pair`] with transport settings `t` on both files.
-fn kernel_pair_with(
-    path: &str,
+/// Connects two open files of the module: `l` listens on `ip:port`, `c`
+/// connects to it.
+fn connect_pair(
+    l: KrustDev,
+    c: KrustDev,
     ip: Ipv4Addr,
     port: u16,
     flags: u32,
-    t: abi::Transport,
 ) -> Result<(KrustDev, KrustDev)> {
-    let l = KrustDev::open(path)?;
-    let c = KrustDev::open(path)?;
-    l.set_transport(t);
-    c.set_transport(t);
     let a = addr_of(ip, port);
     l.listen(a, 0, 0, flags)
         .with_context(|| format!("listen on {ip}:{port}"))?;
@@ -541,10 +545,11 @@ fn worker(sides: &[Arc<Side>], s: usize, t: u32, a: &StressArgs, stop: &AtomicBo
 /// thread's last write; each counter holds exactly the number of
 /// fetch-and-adds made on it, and they saw each value from 0 once.
 ///
-/// The connections take the command line's transport settings `t` (the
-/// global `--ack-timeout` and the rest): a short ACK timeout makes the
-/// provider retry requests whose answers are only slow.
-pub fn stress(path: &str, t: abi::Transport, a: &StressArgs) -> Result<()> {
+/// The files are opened with the command line's global options
+/// (`DevArgs::open`), its transport settings among them: a short
+/// `--ack-timeout` makes the provider retry requests whose answers are
+/// only slow.
+pub fn stress(o: &DevArgs, a: &StressArgs) -> Result<()> {
     let win_len = a.threads as u64 * SLOT as u64 + 8;
     let mut access = abi::ACCESS_READ | abi::ACCESS_WRITE;
     if !a.no_atomics {
@@ -554,7 +559,7 @@ pub fn stress(path: &str, t: abi::Transport, a: &StressArgs) -> Result<()> {
     for i in 0..a.fds {
         let port = a.port + i as u16;
         let flags = if i < a.polled { abi::CONN_POLL } else { 0 };
-        let (l, c) = kernel_pair_with(path, a.ip, port, flags, t)?;
+        let (l, c) = connect_pair(o.open()?, o.open()?, a.ip, port, flags)?;
         // Each file exposes a window and tells its peer, before any thread
         // runs: the only messages that are not the run's.
         let (la, lk, lid) = l.expose(win_len, access).context("IOCTL_EXPOSE")?;
