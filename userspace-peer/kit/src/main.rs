@@ -81,6 +81,9 @@ pub enum Cmd {
     /// A file whose peer disconnects while a READ is in flight, and whose
     /// owner then calls nothing: the module must still answer in time.
     IdleClose(stress::IdleCloseArgs),
+    /// A connection whose one end's QP fails on its own (a SEND's RNR
+    /// retries run out): the other end must learn at once.
+    OwnQpFails(stress::OwnQpFailsArgs),
     /// A peer that breaks the message protocol in every way it knows,
     /// against files of the module, while a bystander connection checks
     /// that only the lying connections pay (EPROTO).
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::RecvRace(a) => stress::recv_race(&o.dev, &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(&o.dev, &a),
         Cmd::IdleClose(a) => stress::idle_close(&o.dev, &a),
+        Cmd::OwnQpFails(a) => stress::own_qp_fails(&o.dev, &a),
         Cmd::Hostile(a) => hostile::run(&o.dev, &a),
         Cmd::ListenCloseRace(a) => race::run(&o.dev, &a),
         Cmd::TcpReset(a) => race::tcp_reset(&a),
@@ -210,6 +214,7 @@ mod tests {
                 "recv-race",
                 "credit-livelock",
                 "idle-close",
+                "own-qp-fails",
                 "hostile",
                 "listen-close-race",
                 "tcp-reset",

@@ -1003,6 +1003,118 @@ pub fn idle_close(path: &str, a: &IdleCloseArgs) -> Result<()> {
     close_timed(dev)
 }
 
+// --- own-qp-fails -------------------------------------------------------------
+
+/// The arguments of `rdma-krust-kit own-qp-fails`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct OwnQpFailsArgs {
+    /// Address to listen on and connect to (an IB or RoCE device: iWARP
+    /// has no RNR NAK).
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
+    pub ip: Ipv4Addr,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 7985)]
+    pub port: u16,
+    /// Milliseconds the listener's end may take to learn that the
+    /// connector's QP failed.
+    #[arg(long, default_value_t = 10_000)]
+    pub within_ms: u64,
+}
+
+/// A connection whose one end's QP fails on a completion error of its own
+/// while the other end's QP stays up: the failing end must disconnect, so
+/// the other learns now and not when the failing end's file is closed.
+/// Two raw files of the module: the listener keeps `MIN_RECV_DEPTH`
+/// receives posted and never reposts them (it reads nothing), and asks
+/// for an RNR retry count of 0, which rdma_cm gives the connector's QP.
+/// The connector's SEND past those receives meets an RNR NAK and fails
+/// at once (`RNR_RETRY_EXC_ERR`, `ETIMEDOUT`); the listener's QP is
+/// untouched by it. With the connector's file still open, the listener's
+/// end must close (`ECONNRESET`) within `within_ms`, and still hand over
+/// the messages that came before, byte for byte.
+pub fn own_qp_fails(path: &str, a: &OwnQpFailsArgs) -> Result<()> {
+    let depth = abi::MIN_RECV_DEPTH;
+    let l = KrustDev::open(path)?;
+    l.set_transport(abi::Transport {
+        set: abi::TRANSPORT_RNR_RETRY | abi::TRANSPORT_RECV_DEPTH,
+        rnr_retry: 0,
+        recv_depth: depth,
+        ..Default::default()
+    });
+    let (l, c) = connect_pair(l, KrustDev::open(path)?, a.ip, a.port, abi::CONN_RAW)?;
+    let info = c.conn_info()?;
+    if info.iwarp != 0 {
+        bail!("own-qp-fails: the device speaks iWARP, which has no RNR NAK");
+    }
+    if info.transport.rnr_retry != 0 {
+        bail!(
+            "the connector's QP has RNR retry count {}, not the listener's 0",
+            info.transport.rnr_retry
+        );
+    }
+    let mut msg = [0u8; 64];
+    for i in 0..u64::from(depth) {
+        pattern::fill(&mut msg, 23, i);
+        c.send(&msg, 10_000)
+            .with_context(|| format!("raw SEND {i} of {depth} into posted receives"))?;
+    }
+    pattern::fill(&mut msg, 23, u64::from(depth));
+    let t = Instant::now();
+    let e = expect_err(
+        "a raw SEND past the listener's receives (RNR retry count 0)",
+        c.send(&msg, 10_000),
+        &[libc::ETIMEDOUT],
+    )?;
+    let ms = t.elapsed().as_millis();
+    println!(
+        "the connector's SEND past {depth} receives: {} after {ms} ms",
+        errno_name(e)
+    );
+    // Not the wait's own timeout: the transport's verdict.
+    if ms >= 5000 {
+        bail!("the SEND failed only after {ms} ms: its wait ran out, no RNR error came");
+    }
+    expect_state(&c, abi::state::CLOSED, &[libc::ETIMEDOUT as u32])?;
+    let t = Instant::now();
+    let within = Duration::from_millis(a.within_ms);
+    loop {
+        let i = l.conn_info()?;
+        if i.state != abi::state::CONNECTED {
+            break;
+        }
+        if t.elapsed() > within {
+            bail!(
+                "the listener's end is still CONNECTED {} ms after the connector's QP failed: \
+                 the connector did not disconnect",
+                a.within_ms
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    println!(
+        "the listener's end learned within {} ms, the connector's file still open",
+        t.elapsed().as_millis()
+    );
+    expect_state(&l, abi::state::CLOSED, &[libc::ECONNRESET as u32])?;
+    let mut buf = [0u8; 64];
+    for i in 0..u64::from(depth) {
+        let n = l
+            .recv(&mut buf, 1000)
+            .with_context(|| format!("raw RECV {i} after the close"))?;
+        if n != buf.len() {
+            bail!("raw message {i}: {n} bytes, expected {}", buf.len());
+        }
+        if let Some(off) = pattern::check(&buf, 23, i) {
+            return Err(mismatch(format!(
+                "raw message {i}: differs at offset {off}"
+            )));
+        }
+    }
+    println!("after: the listener read the {depth} messages sent before, intact");
+    close_timed(c)?;
+    close_timed(l)
+}
+
 // --- credit-livelock ----------------------------------------------------------
 
 /// The arguments of `rdma-krust-kit credit-livelock`.
