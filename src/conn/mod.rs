@@ -607,7 +607,17 @@ impl CompletionHandler for Conn {
         // Into the error state after a protocol fault or a failed (not
         // flushed) request, so everything posted completes: siw may leave
         // the QP in RTS after a failed transmit (providers.rst).
-        let fail = core::mem::take(&mut st.msg.fail_qp) || (!wc.ok() && !wc.flushed());
+        let failed = !wc.ok() && !wc.flushed();
+        let fail = core::mem::take(&mut st.msg.fail_qp) || failed;
+        // A QP that failed on its own answers nothing more, and the peer's
+        // QP may not know: its own requests would retry into ours (on RoCE
+        // a QP in the error state drops them; rxe retries at count 7 for
+        // ever) and its receives wait. It learns from our disconnect, as
+        // after a protocol fault (`wire_fault`) or a refused post
+        // (`post_failed`).
+        if failed {
+            st.msg.hang_up = true;
+        }
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
