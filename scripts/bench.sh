@@ -85,6 +85,10 @@ if [ ${#rounds[@]} -gt 0 ]; then
 		awk -v n="$n" '$1 == "op" { sub("medians over " n " boots", "medians over " n " rounds") }
 			$1 == "op" || $2 == "lat"' | tee "$LOGDIR/medians-rounds.txt"
 	echo
+	# The same rounds pooled, and in thirds by the host's load.
+	echo "bench: latency ratios over $n rounds, by load (scripts/rounds-by-load.py)"
+	python3 "$ROOT/scripts/rounds-by-load.py" "${runs[@]}" "${rounds[@]}" | tee "$LOGDIR/rounds-by-load.txt"
+	echo
 fi
 OUT=$LOGDIR/boot-$best/out
 "$ROOT/userspace-peer/target/plot/release/rdma-krust" bench-plot "$OUT" --out "$OUT/plots"
