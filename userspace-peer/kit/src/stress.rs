@@ -115,15 +115,19 @@ fn recv_check(dev: &KrustDev, buf: &mut [u8], size: usize, seed: u64, index: u64
     Ok(())
 }
 
-/// Polls until `dev`'s connection is `CLOSED`, for up to two seconds.
-fn wait_closed(dev: &KrustDev) -> Result<()> {
-    for _ in 0..200 {
+/// Polls every 10 ms until `dev`'s connection is `CLOSED`, for up to
+/// `limit`; returns how long it took.
+fn wait_closed(dev: &KrustDev, limit: Duration) -> Result<Duration> {
+    let t = Instant::now();
+    loop {
         if dev.conn_info()?.state == abi::state::CLOSED {
-            return Ok(());
+            return Ok(t.elapsed());
+        }
+        if t.elapsed() > limit {
+            bail!("still not CLOSED after {} ms", limit.as_millis());
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    bail!("still not CLOSED 2 s after the disconnect")
 }
 
 // --- cycles -------------------------------------------------------------------
@@ -168,13 +172,21 @@ pub fn cycles(path: &str, a: &CyclesArgs) -> Result<()> {
         match i % 3 {
             0 => {
                 c.disconnect().with_context(what)?;
-                wait_closed(&c).with_context(what)?;
-                wait_closed(&l).with_context(what)?;
+                wait_closed(&c, Duration::from_secs(2))
+                    .context("after the disconnect")
+                    .with_context(what)?;
+                wait_closed(&l, Duration::from_secs(2))
+                    .context("after the disconnect")
+                    .with_context(what)?;
             }
             1 => {
                 l.disconnect().with_context(what)?;
-                wait_closed(&l).with_context(what)?;
-                wait_closed(&c).with_context(what)?;
+                wait_closed(&l, Duration::from_secs(2))
+                    .context("after the disconnect")
+                    .with_context(what)?;
+                wait_closed(&c, Duration::from_secs(2))
+                    .context("after the disconnect")
+                    .with_context(what)?;
             }
             _ => {}
         }
@@ -1075,40 +1087,18 @@ pub fn own_qp_fails(path: &str, a: &OwnQpFailsArgs) -> Result<()> {
         bail!("the SEND failed only after {ms} ms: its wait ran out, no RNR error came");
     }
     expect_state(&c, abi::state::CLOSED, &[libc::ETIMEDOUT as u32])?;
-    let t = Instant::now();
-    let within = Duration::from_millis(a.within_ms);
-    loop {
-        let i = l.conn_info()?;
-        if i.state != abi::state::CONNECTED {
-            break;
-        }
-        if t.elapsed() > within {
-            bail!(
-                "the listener's end is still CONNECTED {} ms after the connector's QP failed: \
-                 the connector did not disconnect",
-                a.within_ms
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let took = wait_closed(&l, Duration::from_millis(a.within_ms)).context(
+        "the listener's end after the connector's QP failed: the connector did not disconnect",
+    )?;
     println!(
         "the listener's end learned within {} ms, the connector's file still open",
-        t.elapsed().as_millis()
+        took.as_millis()
     );
     expect_state(&l, abi::state::CLOSED, &[libc::ECONNRESET as u32])?;
     let mut buf = [0u8; 64];
     for i in 0..u64::from(depth) {
-        let n = l
-            .recv(&mut buf, 1000)
+        recv_check(&l, &mut buf, msg.len(), 23, i)
             .with_context(|| format!("raw RECV {i} after the close"))?;
-        if n != buf.len() {
-            bail!("raw message {i}: {n} bytes, expected {}", buf.len());
-        }
-        if let Some(off) = pattern::check(&buf, 23, i) {
-            return Err(mismatch(format!(
-                "raw message {i}: differs at offset {off}"
-            )));
-        }
     }
     println!("after: the listener read the {depth} messages sent before, intact");
     close_timed(c)?;
