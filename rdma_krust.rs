@@ -30,6 +30,11 @@ mod registry;
 #[path = "bindings/uapi.rs"]
 mod uapi;
 
+// Where kernel::rdma's macros, built into this crate on a kernel without
+// the series, find its items (`$crate::rdma`).
+#[cfg(not(rkrust_kernel_rdma))]
+use kapi::rdma;
+
 use kapi::{device::ClientRegistration, misc::MiscRegistration};
 
 module! {

@@ -106,6 +106,11 @@ bash "$ROOT/scripts/setup.sh"
 KDIR=$(KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh" --print-kdir)
 KRUST_FLAVOR=${KRUST_FLAVOR:-main} "$ROOT/scripts/build-kernel.sh"
 make -s -C "$ROOT" KDIR="$KDIR" modules >/dev/null
+# The run-time misuse checks of kernel::rdma (test kernel_rdma_misuse),
+# on a kernel that carries the series.
+if grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' "$KDIR/.config"; then
+	"$ROOT/scripts/misuse.sh" build "$KDIR" >/dev/null
+fi
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet)
 # A C caller of the ioctls on the uapi header, 32-bit (test
 # compat_ioctl_32bit_caller) and 64-bit (test uapi_header_c_program).

@@ -146,6 +146,10 @@ suite() {
 	echo "test-all: $label: $gp passed, $gf failed"
 }
 
+# The compile-fail half of kernel::rdma's misuse suite: modules that
+# misuse the API must not build (kernel/tests/misuse/compile-fail/).
+suite "misuse compile-fail" misuse-compile-fail scripts/misuse.sh compile-fail "$kdir"
+
 # Installing: the module built against the cached kernel, `make
 # modules_install` into a scratch root, and the Makefile's refusal of
 # kernels it cannot build against (scripts/install-test.sh).

@@ -152,15 +152,13 @@ impl DeviceClient {
     }
 }
 
-/// Where ib_core's callbacks find the module's one [`DeviceClient`].
-static CLIENT_SLOT: ib::ClientSlot = ib::ClientSlot::new();
+crate::kapi::rdma_client_slot!(DeviceClient);
 
 impl ib::Client for DeviceClient {
-    fn slot() -> &'static ib::ClientSlot {
-        &CLIENT_SLOT
-    }
+    /// The registry's entry of the device.
+    type DeviceData = Arc<RdmaDevice>;
 
-    fn add(&self, dev: &ib::Device) -> Result {
+    fn add(&self, dev: &ib::Device) -> Result<Arc<RdmaDevice>> {
         let entry = RdmaDevice::new(dev)?;
         let info = entry.info();
         pr_info!(
@@ -172,19 +170,18 @@ impl ib::Client for DeviceClient {
             info.max_qp_init_rd_atom,
             info.atomic_cap
         );
-        self.registry
-            .devices
-            .lock()
-            .try_create_and_insert(dev.index(), entry, GFP_KERNEL)?;
-        Ok(())
+        self.registry.devices.lock().try_create_and_insert(
+            dev.index(),
+            entry.clone(),
+            GFP_KERNEL,
+        )?;
+        Ok(entry)
     }
 
-    fn remove(&self, dev: &ib::Device) {
+    fn remove(&self, dev: &ib::Device, entry: Arc<RdmaDevice>) {
         // Unlisted first, so no new user can attach; then every user is torn
         // down before this returns, as ib_core requires.
-        let Some(entry) = self.registry.devices.lock().remove(&dev.index()) else {
-            return;
-        };
+        self.registry.devices.lock().remove(&dev.index());
         let users = core::mem::replace(&mut *entry.users.lock(), RBTree::new());
         let n = users.iter().count();
         for user in users.values() {

@@ -218,7 +218,7 @@ impl Conn {
             st.listen_caps = (req.responder_resources, req.initiator_depth);
             st.listen_transport = t;
         }
-        let listener = CmId::new(self.clone(), PortSpace::Tcp, OWNER).and_then(|id| {
+        let listener = CmId::new(self.clone(), PortSpace::Tcp, OWNER).and_then(|mut id| {
             id.listen(&addr, 4)?;
             Ok(id)
         });

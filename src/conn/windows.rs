@@ -133,15 +133,17 @@ impl Conn {
         let id = self.windows.lock().free_id().ok_or(ENOSPC)?;
         // Not a kernel address: the window id in the high bits.
         let mem = Region::new(&pd, e.len as usize, (id as u64 + 1) << 32)?;
-        let (addr, rkey) = (mem.iova(), mem.rkey());
+        let addr = mem.iova();
         // Refused once the connection is torn down (`Windows::seal`), which
         // closed it first.
         if !self.windows.lock().install(id, &mem)? {
             return Err(Self::closed_error(&self.st.lock()));
         }
         let mut steps = KVec::new();
-        steps.push(Step::Reg(mem, access), GFP_KERNEL)?;
+        steps.push(Step::Reg(mem.clone(), access), GFP_KERNEL)?;
         self.run_op(0, steps)?;
+        // The key of this registration: each moves it on.
+        let rkey = mem.rkey();
         if let Some(Some(w)) = self.windows.lock().get_mut(id as u32) {
             w.live = true;
         }

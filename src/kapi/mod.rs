@@ -48,5 +48,12 @@ pub(crate) mod sched;
 use kernel::rdma;
 #[cfg(not(rkrust_kernel_rdma))]
 #[allow(unreachable_pub, dead_code)]
-mod rdma;
+pub(crate) mod rdma;
 pub(crate) use rdma::{cm, cq, device, dma, mr, pd, qp, wc, work};
+// kernel::rdma's macro, which names its items as `$crate::rdma::...`: the
+// kernel's, or the one the files above define at this crate's root (where
+// `crate::rdma` is this module's `rdma`).
+#[cfg(not(rkrust_kernel_rdma))]
+pub(crate) use crate::rdma_client_slot;
+#[cfg(rkrust_kernel_rdma)]
+pub(crate) use kernel::rdma_client_slot;

@@ -4,6 +4,11 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+void rust_helper_might_sleep(void)
+{
+	might_sleep();
+}
+
 u32 rust_helper_rdma_start_port(const struct ib_device *device)
 {
 	return rdma_start_port(device);

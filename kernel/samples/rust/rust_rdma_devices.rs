@@ -6,7 +6,7 @@
 use core::ffi::CStr as RawCStr;
 use kernel::c_str;
 use kernel::prelude::*;
-use kernel::rdma::device::{Client, ClientRegistration, ClientSlot, Device};
+use kernel::rdma::device::{Client, ClientRegistration, Device};
 
 module! {
     type: RustRdmaDevices,
@@ -19,12 +19,11 @@ module! {
 /// The client: it keeps nothing, so `remove` has nothing to stop.
 struct Watcher;
 
-static SLOT: ClientSlot = ClientSlot::new();
+kernel::rdma_client_slot!(Watcher);
 
 impl Client for Watcher {
-    fn slot() -> &'static ClientSlot {
-        &SLOT
-    }
+    /// Nothing is kept per device.
+    type DeviceData = ();
 
     fn add(&self, dev: &Device) -> Result {
         let name = dev.name();
@@ -40,7 +39,7 @@ impl Client for Watcher {
         Ok(())
     }
 
-    fn remove(&self, dev: &Device) {
+    fn remove(&self, dev: &Device, _data: ()) {
         pr_info!("remove {}\n", printable(&dev.name()));
     }
 }

@@ -245,7 +245,7 @@ impl kernel::Module for RustRdmaEcho {
             }),
             GFP_KERNEL,
         )?;
-        let listener = CmId::new(echo.clone(), PortSpace::Tcp, OWNER)?;
+        let mut listener = CmId::new(echo.clone(), PortSpace::Tcp, OWNER)?;
         listener.listen(&SockAddr::v4([0; 4], PORT), MAX_CONNS as i32)?;
         pr_info!("echoing on port {}\n", PORT);
         Ok(Self {

@@ -10,29 +10,40 @@
 //! connection is created on its id ([`CmId::create_qp`]) and owned by it.
 //!
 //! Rules of the kernel rdma_cm that the types encode:
+//! - rdma_cm does not serialize resolving, binding, listening, connecting
+//!   and the per-id settings on one id: those take `&mut CmId`;
 //! - handlers of one id are serialized, run in process context and hold the
 //!   id's handler mutex; `rdma_accept()` needs that mutex, so accepting is a
 //!   method of [`HandlerId`], which only exists inside a handler;
 //! - returning non-zero from a handler destroys the id: the trampoline does so
-//!   only for a connection request the handler did not adopt, or gave back
-//!   ([`HandlerId::disown`]);
-//! - `rdma_destroy_id()` waits for running handlers, so a [`CmId`] must not be
-//!   dropped inside its own handler (documented, not enforced);
+//!   for a connection request the handler did not adopt, and for an id its
+//!   owner dropped during the call;
+//! - `rdma_destroy_id()` and `rdma_connect()` take the handler mutex, which
+//!   a handler of the id holds: a [`CmId`] dropped inside a handler that
+//!   holds its mutex is destroyed when the handler returns, and
+//!   [`CmId::connect`] there uses `rdma_connect_locked()`;
 //! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
 
 use super::bindings;
 use super::cq::{Cq, PollContext};
-use super::device::{Device, DeviceRef};
+use super::device::{might_sleep, Device, DeviceRef};
 use super::errno;
 use super::pd::Pd;
 use super::qp::{Qp, QpCaps};
-use core::{cell::Cell, marker::PhantomData, mem::ManuallyDrop, ptr::NonNull};
+use core::{
+    cell::Cell,
+    ffi::c_void,
+    marker::PhantomData,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, Ordering},
+};
 use kernel::{
     error::{from_err_ptr, to_result},
     ffi::c_int,
     prelude::*,
     str::CStr,
     sync::Arc,
+    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
 };
 
 /// The port space of an id, `enum rdma_ucm_port_space`: which ports its
@@ -215,6 +226,10 @@ pub struct CmEvent {
 }
 
 /// Parameters of `rdma_connect()` / `rdma_accept()`.
+///
+/// `initiator_depth` is 0 by default, as in C: a QP connected so issues no
+/// RDMA READ or atomic, and posting one is refused (`EINVAL`) rather than
+/// left to stall.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConnParam {
     /// READ/atomic requests this side serves (becomes the QP's
@@ -290,13 +305,13 @@ pub trait CmHandler: Send + Sync + 'static {
 /// /// Starts resolving `addr:port`; `AddrResolved` follows.
 /// fn start(addr: [u8; 4], port: u16) -> Result<CmId<Client>> {
 ///     let client = Arc::new(Client, GFP_KERNEL)?;
-///     let id = CmId::new(client, PortSpace::Tcp, c_str!("my_ulp"))?;
+///     let mut id = CmId::new(client, PortSpace::Tcp, c_str!("my_ulp"))?;
 ///     id.resolve_addr(&SockAddr::v4(addr, port), 2000)?;
 ///     Ok(id)
 /// }
 ///
 /// /// After `AddrResolved`: `RouteResolved` follows.
-/// fn route(id: &CmId<Client>) -> Result {
+/// fn route(id: &mut CmId<Client>) -> Result {
 ///     id.resolve_route(2000)
 /// }
 ///
@@ -319,20 +334,126 @@ pub trait CmHandler: Send + Sync + 'static {
 /// }
 /// ```
 ///
+/// Dropped inside a handler of its own (the connection the peer ended, a
+/// request's child the handler will not keep), an id cannot be destroyed
+/// there: `rdma_destroy_id()` waits for that very handler. Its QP goes at
+/// once, and the id when the handler returns: rdma_cm destroys it then, or,
+/// for a listener dropped in a request of one of its children, a work item.
+///
 /// # Invariants
 ///
-/// `id` is a live cm id whose `context` is an `Arc<H>` of which this object
-/// owns one count, and whose handler is `handler_trampoline::<H>`.
+/// `id` is a live cm id whose `context` is `ctx`, an [`IdCtx<H>`] this
+/// object owns, and whose handler is `handler_trampoline::<H>`.
 pub struct CmId<H: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
+    ctx: NonNull<IdCtx<H>>,
     qp: Option<Qp>,
-    _handler: PhantomData<Arc<H>>,
+}
+
+/// What the `context` of an id made here points to: its handler, and what
+/// the trampoline tells [`CmId`]'s methods about the handler call running.
+///
+/// # Invariants
+///
+/// `running` is the task inside a handler call that holds this id's
+/// handler mutex (a call for the id, or for a request to the listener it
+/// is), set and cleared by the trampoline around the call; null otherwise.
+/// `role` says which of the two. `released` is set once the owner dropped
+/// the id inside that call, after which the owner is gone and the
+/// trampoline (or the work item of a listener) ends the id and frees this.
+#[repr(C)]
+struct IdCtx<H: CmHandler> {
+    /// First, so that code that knows only the id reads it ([`IdHeader`]).
+    header: IdHeader,
+    handler: Arc<H>,
+    running: AtomicPtr<c_void>,
+    role: AtomicU8,
+    released: AtomicBool,
+}
+
+/// What [`IdCtx`] starts with, whatever its handler type: what a queue
+/// pair, which knows its id and not the handler, reads of it.
+pub(super) struct IdHeader {
+    /// The READs and atomics the id's QP may have outstanding
+    /// (`initiator_depth` of its connect or accept), or
+    /// [`DEPTH_UNKNOWN`] before either.
+    pub(super) initiator_depth: AtomicU32,
+}
+
+/// `IdHeader::initiator_depth` before a connect or an accept.
+pub(super) const DEPTH_UNKNOWN: u32 = u32::MAX;
+
+/// The [`IdHeader`] of an id made here.
+///
+/// # Safety
+///
+/// `id` is a live id made by [`CmId::new`] (or adopted), whose owner
+/// outlives the returned reference.
+pub(super) unsafe fn id_header<'a>(id: NonNull<bindings::rdma_cm_id>) -> &'a IdHeader {
+    // SAFETY: the id's context is an `IdCtx<H>` (`#[repr(C)]`, its header
+    // first), alive while the owner is (the caller).
+    unsafe { &*(*id.as_ptr()).context.cast::<IdHeader>() }
+}
+
+/// `IdCtx::role`: the call is an event of the id itself.
+const ROLE_OWN: u8 = 0;
+/// `IdCtx::role`: the call is a connection request's, the id its new child.
+const ROLE_REQUEST: u8 = 1;
+/// `IdCtx::role`: the call is a request to this listener, for a child.
+const ROLE_LISTENER: u8 = 2;
+
+impl<H: CmHandler> IdCtx<H> {
+    /// A context for `handler`, in a box whose pointer becomes the id's.
+    fn new(handler: Arc<H>) -> Result<NonNull<Self>> {
+        let b = KBox::new(
+            Self {
+                header: IdHeader {
+                    initiator_depth: AtomicU32::new(DEPTH_UNKNOWN),
+                },
+                handler,
+                running: AtomicPtr::new(core::ptr::null_mut()),
+                role: AtomicU8::new(ROLE_OWN),
+                released: AtomicBool::new(false),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(NonNull::from(KBox::leak(b)))
+    }
+
+    /// Frees a context made by [`IdCtx::new`].
+    ///
+    /// # Safety
+    ///
+    /// `ctx` came from [`IdCtx::new`], no id names it any more (or none
+    /// will use it: destroyed, or about to be, with no handler left), and
+    /// it is not used after.
+    unsafe fn free(ctx: NonNull<Self>) {
+        // SAFETY: a leaked `KBox` (`new`), given back once (the caller).
+        drop(unsafe { KBox::from_raw(ctx.as_ptr()) });
+    }
+
+    /// Whether the calling task is inside a handler call that holds this
+    /// id's handler mutex.
+    fn held_here(&self) -> bool {
+        self.running.load(Ordering::Acquire) == current_task()
+    }
+}
+
+/// The calling task, as the trampoline records it.
+fn current_task() -> *mut c_void {
+    let task: &kernel::task::Task = kernel::current!();
+    core::ptr::from_ref(task).cast_mut().cast()
 }
 
 // SAFETY: the cm calls used here may be made from any thread; `H` is
 // `Send + Sync`.
 unsafe impl<H: CmHandler> Send for CmId<H> {}
-// SAFETY: `&CmId` allows only calls rdma_cm serializes itself.
+// SAFETY: `&CmId` allows only what may run on several threads at once:
+// reading the device ([`CmId::device`]), posting on the QP (ib_core's
+// post calls are thread-safe) and `rdma_disconnect()`, which takes the
+// locks it needs. The calls rdma_cm leaves to its caller to serialize
+// (resolving, binding, listening, connecting, the per-id settings: ucma
+// runs each under its file's mutex) take `&mut self`.
 unsafe impl<H: CmHandler> Sync for CmId<H> {}
 
 impl<H: CmHandler> CmId<H> {
@@ -341,11 +462,12 @@ impl<H: CmHandler> CmId<H> {
     /// `owner` is the name `rdma resource show` lists, `KBUILD_MODNAME`
     /// for the C macro `rdma_create_id()`.
     pub fn new(handler: Arc<H>, ps: PortSpace, owner: &'static CStr) -> Result<Self> {
+        might_sleep();
         let ps = match ps {
             PortSpace::Tcp => bindings::rdma_ucm_port_space_RDMA_PS_TCP,
             PortSpace::Ib => bindings::rdma_ucm_port_space_RDMA_PS_IB,
         };
-        let ctx = Arc::into_raw(handler);
+        let ctx = IdCtx::new(handler)?;
         // SAFETY: `init_net` is a valid namespace; the handler and context
         // stay valid for the id's lifetime (this object owns the context);
         // `owner` is static.
@@ -353,7 +475,7 @@ impl<H: CmHandler> CmId<H> {
             bindings::__rdma_create_kernel_id(
                 core::ptr::addr_of_mut!(bindings::init_net),
                 Some(handler_trampoline::<H>),
-                ctx.cast_mut().cast(),
+                ctx.as_ptr().cast(),
                 ps,
                 bindings::ib_qp_type_IB_QPT_RC,
                 owner.as_char_ptr(),
@@ -361,14 +483,10 @@ impl<H: CmHandler> CmId<H> {
         };
         match from_err_ptr(id).ok().and_then(NonNull::new) {
             // INVARIANT: created with the trampoline and the context above.
-            Some(id) => Ok(Self {
-                id,
-                qp: None,
-                _handler: PhantomData,
-            }),
+            Some(id) => Ok(Self { id, ctx, qp: None }),
             None => {
-                // SAFETY: the id was not created, so the count is still ours.
-                drop(unsafe { Arc::from_raw(ctx) });
+                // SAFETY: the id was not created, so nothing names `ctx`.
+                unsafe { IdCtx::free(ctx) };
                 Err(from_err_ptr(id).err().unwrap_or(ENOMEM))
             }
         }
@@ -376,7 +494,7 @@ impl<H: CmHandler> CmId<H> {
 
     /// Starts address resolution to `dst`; `AddrResolved` or `AddrError`
     /// follows.
-    pub fn resolve_addr(&self, dst: &SockAddr, timeout_ms: u32) -> Result {
+    pub fn resolve_addr(&mut self, dst: &SockAddr, timeout_ms: u32) -> Result {
         // SAFETY: the id is live (type invariant); `dst` is valid.
         to_result(unsafe {
             bindings::rdma_resolve_addr(
@@ -392,7 +510,7 @@ impl<H: CmHandler> CmId<H> {
     /// resolution (active side) it also sets the path's packet lifetime
     /// that rdma_cm derives RoCE's CM timeouts from; on a request's child,
     /// call it before accepting.
-    pub fn set_ack_timeout(&self, exp: u8) -> Result {
+    pub fn set_ack_timeout(&mut self, exp: u8) -> Result {
         // SAFETY: the id is live (type invariant); the call only records the
         // value under the id's own mutex.
         to_result(unsafe { bindings::rdma_set_ack_timeout(self.id.as_ptr(), exp) })
@@ -400,19 +518,19 @@ impl<H: CmHandler> CmId<H> {
 
     /// Sets the RNR NAK timer code (0 to 31) this side's QP asks its peer to
     /// wait; before connecting or accepting.
-    pub fn set_min_rnr_timer(&self, code: u8) -> Result {
+    pub fn set_min_rnr_timer(&mut self, code: u8) -> Result {
         // SAFETY: as in `set_ack_timeout`.
         to_result(unsafe { bindings::rdma_set_min_rnr_timer(self.id.as_ptr(), code) })
     }
 
     /// Starts route resolution; `RouteResolved` or `RouteError` follows.
-    pub fn resolve_route(&self, timeout_ms: u32) -> Result {
+    pub fn resolve_route(&mut self, timeout_ms: u32) -> Result {
         // SAFETY: the id is live (type invariant).
         to_result(unsafe { bindings::rdma_resolve_route(self.id.as_ptr(), timeout_ms as _) })
     }
 
     /// Binds to `addr` and listens; requests arrive as `ConnectRequest`.
-    pub fn listen(&self, addr: &SockAddr, backlog: i32) -> Result {
+    pub fn listen(&mut self, addr: &SockAddr, backlog: i32) -> Result {
         // SAFETY: the id is live (type invariant); `addr` is valid.
         to_result(unsafe { bindings::rdma_bind_addr(self.id.as_ptr(), addr.as_raw()) })?;
         // SAFETY: the id is live and bound.
@@ -421,13 +539,19 @@ impl<H: CmHandler> CmId<H> {
 
     /// The device the id is bound to, once an address is resolved.
     pub fn device(&self) -> Option<DeviceRef> {
-        // SAFETY: the id is live; `device` is set when the id binds and stays
-        // until the id is destroyed (rdma_cm holds the device meanwhile).
-        let dev = unsafe { (*self.id.as_ptr()).device };
+        // SAFETY: the id is live (type invariant). `id->device` is written
+        // by rdma_cm's resolution work while this may run (null to a
+        // device, when the address resolves), and cleared only by a failed
+        // bind inside `listen`/`resolve_addr`, which take `&mut self` and
+        // so cannot run now, or by `rdma_destroy_id()`: a volatile read (the kernel's
+        // `READ_ONCE()`) sees null or a device rdma_cm holds until the id
+        // is destroyed.
+        let dev = unsafe { core::ptr::addr_of!((*self.id.as_ptr()).device).read_volatile() };
         if dev.is_null() {
             return None;
         }
-        // SAFETY: non-null and held by rdma_cm (see above).
+        // SAFETY: non-null, so held by rdma_cm for the id (see above), which
+        // `&self` keeps alive for this call.
         DeviceRef::new(unsafe { Device::from_raw(dev) })
     }
 
@@ -486,12 +610,28 @@ impl<H: CmHandler> CmId<H> {
         self.qp.as_ref()
     }
 
-    /// Connects (active side, outside the handler); `Established`,
-    /// `Rejected`, `Unreachable` or `ConnectError` follows.
-    pub fn connect(&self, param: &ConnParam) -> Result {
+    /// Connects (active side); `Established`, `Rejected`, `Unreachable`
+    /// or `ConnectError` follows. From a thread, or from a handler of the
+    /// id itself (after `RouteResolved`, as nvme-rdma connects), where
+    /// rdma_cm's handler mutex is held already (`rdma_connect_locked()`).
+    pub fn connect(&mut self, param: &ConnParam) -> Result {
         let mut raw = param.raw();
-        // SAFETY: the id is live with a QP; `raw` is valid for the call.
-        to_result(unsafe { bindings::rdma_connect(self.id.as_ptr(), &mut raw) })
+        // SAFETY: the id is live (type invariant), and `ctx` with it.
+        let ctx = unsafe { self.ctx.as_ref() };
+        let locked = ctx.held_here();
+        ctx.header
+            .initiator_depth
+            .store(u32::from(param.initiator_depth), Ordering::Release);
+        // SAFETY: the id is live; `raw` is valid for the call. In a handler
+        // call of this id the handler mutex is held, as
+        // `rdma_connect_locked()` needs; elsewhere `rdma_connect()` takes it.
+        to_result(unsafe {
+            if locked {
+                bindings::rdma_connect_locked(self.id.as_ptr(), &mut raw)
+            } else {
+                bindings::rdma_connect(self.id.as_ptr(), &mut raw)
+            }
+        })
     }
 
     /// Starts a disconnect; `Disconnected` follows on both sides. May sleep:
@@ -520,18 +660,118 @@ impl<H: CmHandler> CmId<H> {
 
 impl<H: CmHandler> Drop for CmId<H> {
     fn drop(&mut self) {
+        might_sleep();
+        // SAFETY: the id is live (type invariant), and `ctx` with it.
+        let ctx = unsafe { self.ctx.as_ref() };
+        if ctx.held_here() {
+            // Inside a handler call that holds this id's mutex, which
+            // `rdma_destroy_id()` would wait for.
+            let role = ctx.role.load(Ordering::Acquire);
+            if role == ROLE_REQUEST {
+                // A request's child has no connection to end: its QP goes
+                // (drained, like any); rdma_cm rejects the request. On
+                // iWARP a child whose accept went out cannot be dropped
+                // here: both `rdma_disconnect()` and destroying its QP wait
+                // for the accept's ESTABLISHED, which iw_cm delivers from
+                // the workqueue running this handler.
+                drop(self.qp.take());
+            } else {
+                self.close_qp();
+            }
+            if role == ROLE_LISTENER {
+                // A listener dropped in a request of one of its children:
+                // rdma_cm holds its mutex until that request's handler is
+                // done, and then only a work item can end it.
+                defer_destroy::<H>(self.id, self.ctx);
+            } else {
+                // The trampoline returns non-zero, and rdma_cm destroys the
+                // id when the handler returns; the trampoline frees `ctx`.
+                ctx.released.store(true, Ordering::Release);
+            }
+            return;
+        }
         // The connection first: disconnected, drained, QP and CQ destroyed.
         self.close_qp();
         // SAFETY: the id is live (type invariant). This waits for running
         // handlers, after which none runs again.
-        let ctx = unsafe {
-            let ctx = (*self.id.as_ptr()).context;
-            bindings::rdma_destroy_id(self.id.as_ptr());
-            ctx
-        };
-        // SAFETY: the id owned one count of the `Arc<H>` (type invariant),
-        // and no handler can use it any more.
-        drop(unsafe { Arc::from_raw(ctx.cast::<H>().cast_const()) });
+        unsafe { bindings::rdma_destroy_id(self.id.as_ptr()) };
+        // SAFETY: the id is gone, and its context with it (type invariant:
+        // this object owned it).
+        unsafe { IdCtx::free(self.ctx) };
+    }
+}
+
+/// A listener's destruction, put off until the request handler of one of
+/// its children, in which its owner dropped it, has returned.
+///
+/// # Invariants
+///
+/// `id` is a live cm id nobody owns any more, whose `context` is `ctx`, an
+/// [`IdCtx`] of the type `free` frees.
+#[pin_data]
+struct Deferred {
+    id: NonNull<bindings::rdma_cm_id>,
+    ctx: NonNull<c_void>,
+    free: unsafe fn(NonNull<c_void>),
+    #[pin]
+    work: Work<Deferred>,
+}
+
+// SAFETY: an id may be destroyed, and its context freed, on any thread.
+unsafe impl Send for Deferred {}
+// SAFETY: `&Deferred` gives no access to the id (only `run`, by value).
+unsafe impl Sync for Deferred {}
+
+impl_has_work! {
+    impl HasWork<Self> for Deferred { self.work }
+}
+
+impl WorkItem for Deferred {
+    type Pointer = Arc<Deferred>;
+
+    fn run(this: Arc<Deferred>) {
+        // SAFETY: a live id nobody else owns (type invariant); this waits
+        // for the request handler that dropped it to return.
+        unsafe { bindings::rdma_destroy_id(this.id.as_ptr()) };
+        // SAFETY: the id is gone; `ctx` was its context, of `free`'s type.
+        unsafe { (this.free)(this.ctx) };
+    }
+}
+
+/// Frees an [`IdCtx<H>`] behind a type-erased pointer.
+///
+/// # Safety
+///
+/// As [`IdCtx::free`], for a context of type `IdCtx<H>`.
+unsafe fn free_ctx<H: CmHandler>(ctx: NonNull<c_void>) {
+    // SAFETY: the caller's guarantee.
+    unsafe { IdCtx::<H>::free(ctx.cast()) };
+}
+
+/// Destroys `id` from a work item, once the handler holding its mutex has
+/// returned. If that work item cannot be allocated, the id is leaked (with
+/// a message): its handler ignores every later event.
+fn defer_destroy<H: CmHandler>(id: NonNull<bindings::rdma_cm_id>, ctx: NonNull<IdCtx<H>>) {
+    // SAFETY: `ctx` is the live context of `id`. Its later events are
+    // ignored from now on (the trampoline checks `released`).
+    unsafe { ctx.as_ref() }
+        .released
+        .store(true, Ordering::Release);
+    let work = Arc::pin_init(
+        pin_init!(Deferred {
+            id,
+            ctx: ctx.cast(),
+            free: free_ctx::<H>,
+            work <- new_work!("rdma_cm_deferred_destroy"),
+        }),
+        GFP_KERNEL,
+    );
+    match work {
+        // INVARIANT: `id` is owned by nobody: its `CmId` is being dropped.
+        Ok(work) => {
+            let _ = workqueue::system().enqueue(work);
+        }
+        Err(_) => pr_err!("rdma_cm: no memory to destroy a listener: id leaked\n"),
     }
 }
 
@@ -543,95 +783,75 @@ impl<H: CmHandler> Drop for CmId<H> {
 /// mutex rdma_cm holds for as long as this object exists (the lifetime `'a`
 /// ends with the handler call). `request` tells whether the event is a
 /// connection request, in which case `id` is the new child and `adopted`
-/// whether a [`CmId`] now owns it. Once `released`, no [`CmId`] owns `id`
-/// and none may: rdma_cm destroys it when the handler returns.
+/// whether a [`CmId`] was made for it.
 pub struct HandlerId<'a, H: CmHandler + ?Sized> {
     id: NonNull<bindings::rdma_cm_id>,
     request: bool,
     adopted: Cell<bool>,
-    released: Cell<bool>,
     _life: PhantomData<&'a H>,
 }
 
 impl<H: CmHandler> HandlerId<'_, H> {
     /// Takes ownership of the child id of a connection request.
     ///
-    /// The child shares the listener's handler; the returned [`CmId`] holds
-    /// its own count of it. Fails with `EINVAL` for other events, if called
-    /// twice, or once the child was given back.
+    /// The child gets a context of its own, with the listener's handler.
+    /// Fails with `EINVAL` for other events or if called twice, `ENOMEM`
+    /// if the context cannot be allocated (the request is then rejected).
+    /// Dropping the child in this handler, an early return after a failed
+    /// setup say, rejects the request and destroys the child when the
+    /// handler returns.
     pub fn adopt(&self) -> Result<CmId<H>> {
-        if !self.request || self.adopted.get() || self.released.get() {
+        if !self.request || self.adopted.get() {
             return Err(EINVAL);
         }
-        // SAFETY: the child's context is the listener's `Arc<H>`, alive while
-        // the listener's handler mutex is held (it is, during this event).
-        let ctx = unsafe { (*self.id.as_ptr()).context }
-            .cast::<H>()
-            .cast_const();
-        // SAFETY: `ctx` is a live `Arc<H>`. Borrow it without consuming the
-        // listener's count, and leak one new count for the child.
-        let listener = ManuallyDrop::new(unsafe { Arc::from_raw(ctx) });
-        let _ = Arc::into_raw(Arc::clone(&listener));
+        // SAFETY: the child's context is still the listener's, whose
+        // handler mutex rdma_cm holds during this event: alive.
+        let listener = unsafe { &*(*self.id.as_ptr()).context.cast::<IdCtx<H>>() };
+        let ctx = IdCtx::new(listener.handler.clone())?;
+        // SAFETY: `ctx` is new and ours.
+        let c = unsafe { ctx.as_ref() };
+        // INVARIANT: this task is inside the request's handler call, which
+        // holds the child's mutex.
+        c.role.store(ROLE_REQUEST, Ordering::Relaxed);
+        c.running.store(current_task(), Ordering::Release);
+        // SAFETY: the id is live, and its mutex held: rdma_cm reads the
+        // context under it only (C consumers set it here, as nvmet does).
+        unsafe { (*self.id.as_ptr()).context = ctx.as_ptr().cast() };
         self.adopted.set(true);
-        // INVARIANT: the child's handler is the trampoline, its context an
-        // `Arc<H>` with a count now owned by the new object.
+        // INVARIANT: the child's handler is the trampoline, its context
+        // `ctx`, now owned by the new object.
         Ok(CmId {
             id: self.id,
+            ctx,
             qp: None,
-            _handler: PhantomData,
         })
     }
 
-    /// Gives an adopted child back to rdma_cm, for a request the handler
-    /// will not keep and has not accepted: its QP goes now (drained, like
-    /// any), and rdma_cm destroys the id when the handler returns, rejecting
-    /// the request if it was not rejected already. A `child` that is not
-    /// this request's is dropped as usual.
-    ///
-    /// The QP is not disconnected first, as [`CmId::close_qp`] would: there
-    /// is no connection to end. A child whose accept went out cannot be
-    /// given back here on iWARP: both `rdma_disconnect()` and destroying its
-    /// QP wait for the accept's ESTABLISHED event, which iw_cm delivers from
-    /// its one ordered workqueue, the one running this handler.
+    /// Gives up `child`, for a request the handler will not keep: the same
+    /// as dropping it. The request is rejected (unless it was already), and
+    /// the child destroyed when the handler returns. Kept for callers that
+    /// read better with a verb.
     pub fn disown(&self, child: CmId<H>) {
-        if !self.request {
-            drop(child);
-        } else if let Err(other) = self.release(child) {
-            // Not this handler's child: an ordinary drop is safe.
-            drop(other);
-        }
+        drop(child);
     }
 
     /// Gives `id`, the id this event is for, back to rdma_cm, which
-    /// destroys it when the handler returns: the way to drop an id inside
-    /// its own handler, where dropping the [`CmId`] would wait for itself
-    /// (a connection that the peer ended, say). Its connection ends first,
-    /// as in [`CmId::close_qp`]: disconnected (unless it is a request's
-    /// child, see [`HandlerId::disown`]), drained, QP and CQ destroyed.
+    /// destroys it when the handler returns: the same as dropping it here.
     /// Another id is handed back untouched, as `Err`.
-    ///
-    /// rdma_cm destroys the id after this handler has returned, so a module
-    /// that releases ids cannot know at unload that no handler of theirs is
-    /// still returning: such a consumer is built in.
-    pub fn release(&self, mut id: CmId<H>) -> core::result::Result<(), CmId<H>> {
+    pub fn release(&self, id: CmId<H>) -> core::result::Result<(), CmId<H>> {
         if id.id != self.id {
             return Err(id);
         }
-        if self.request {
-            drop(id.qp.take());
-        } else {
-            id.close_qp();
-        }
-        let id = ManuallyDrop::new(id);
-        // SAFETY: the id's context is the `Arc<H>` whose count `id` owns
-        // (type invariant of `CmId`); that count is released here, once,
-        // instead of in `CmId::drop`, which is not run (`ManuallyDrop`).
-        drop(unsafe { Arc::from_raw((*id.id.as_ptr()).context.cast::<H>().cast_const()) });
-        // The trampoline now returns an error, and rdma_cm destroys the id;
-        // nobody owns it, so it may not be accepted or rejected.
-        self.adopted.set(false);
-        self.released.set(true);
+        drop(id);
         Ok(())
+    }
+
+    /// Whether the adopted child was dropped during this call.
+    fn child_released(&self) -> bool {
+        // SAFETY: adopted (callers check): the id's context is the child's
+        // `IdCtx<H>`, which only the trampoline frees, after this call.
+        let ctx = unsafe { &*(*self.id.as_ptr()).context.cast::<IdCtx<H>>() };
+        ctx.released.load(Ordering::Acquire)
     }
 
     /// Answers the peer's disconnect on this id (not a request's child):
@@ -649,7 +869,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
     /// Rejects the connection request (passive side), on an adopted id whose
     /// setup failed: the peer learns at once, not at its own timeout.
     pub fn reject(&self) -> Result {
-        if !self.request || !self.adopted.get() {
+        if !self.request || !self.adopted.get() || self.child_released() {
             return Err(EINVAL);
         }
         // SAFETY: inside the handler of a live request id.
@@ -666,10 +886,15 @@ impl<H: CmHandler> HandlerId<'_, H> {
     /// Accepts the connection request (passive side). The QP must have been
     /// created on the adopted id.
     pub fn accept(&self, param: &ConnParam) -> Result {
-        if !self.request || !self.adopted.get() {
+        if !self.request || !self.adopted.get() || self.child_released() {
             return Err(EINVAL);
         }
         let mut raw = param.raw();
+        // SAFETY: adopted and not dropped (checked above): the id's
+        // context is the child's, owned by its `CmId`.
+        unsafe { id_header(self.id) }
+            .initiator_depth
+            .store(u32::from(param.initiator_depth), Ordering::Release);
         // SAFETY: inside the handler, so the handler mutex is held, as
         // `rdma_accept()` requires; the id is live.
         to_result(unsafe { bindings::rdma_accept(self.id.as_ptr(), &mut raw) })
@@ -705,27 +930,65 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
             _ => PrivateData::default(),
         },
     };
-    // SAFETY: the context is an `Arc<H>` kept alive by the id's owner (or,
-    // for a connection request, by the listener, whose handler mutex rdma_cm
-    // holds during the event). Borrowed, and a count of the handler's own
-    // taken from it: the handler may give the id, and with it the owner's
-    // count, back (`HandlerId::release()`), and must not free itself.
-    let handler = Arc::clone(&ManuallyDrop::new(unsafe {
-        Arc::from_raw((*id).context.cast::<H>())
-    }));
+    // SAFETY: the context is the `IdCtx<H>` of the id's owner, alive while
+    // the owner is (it frees it only after destroying the id, which waits
+    // for this call), or, for a connection request, the listener's, whose
+    // handler mutex rdma_cm holds during the event.
+    let ctx = unsafe { &*(*id).context.cast::<IdCtx<H>>() };
+    let request = kind == CmEventKind::ConnectRequest;
+    if ctx.released.load(Ordering::Acquire) {
+        // A listener whose owner dropped it: its destruction is queued. A
+        // request to it is refused.
+        return if request {
+            errno::ECONNREFUSED().to_errno()
+        } else {
+            0
+        };
+    }
+    // INVARIANT: this task holds the handler mutex of `id` (and, for a
+    // request, of the listener whose context this is) until the call ends.
+    ctx.role.store(
+        if request { ROLE_LISTENER } else { ROLE_OWN },
+        Ordering::Relaxed,
+    );
+    ctx.running.store(current_task(), Ordering::Release);
+    // A count of the handler's own: the owner may drop the id, and with it
+    // its context, during the call.
+    let handler = ctx.handler.clone();
     let hid = HandlerId::<H> {
         // SAFETY: rdma_cm passes a valid id.
         id: unsafe { NonNull::new_unchecked(id) },
-        request: kind == CmEventKind::ConnectRequest,
+        request,
         adopted: Cell::new(false),
-        released: Cell::new(false),
         _life: PhantomData,
     };
     H::event(&handler, &hid, &event);
-    // An id given back, or a request nobody adopted (which is rejected):
-    // rdma_cm destroys it.
-    if hid.released.get() || (hid.request && !hid.adopted.get()) {
+    // SAFETY: the id is live until this returns; its context is now the
+    // child's own if the request's child was adopted.
+    let now = unsafe { (*id).context }.cast::<IdCtx<H>>();
+    if request {
+        // The listener's call is over. (If its owner dropped it, its
+        // `Deferred` destroys it and frees `ctx` once rdma_cm has let go of
+        // the listener's mutex, after this returns.)
+        if !ctx.released.load(Ordering::Acquire) {
+            ctx.running.store(core::ptr::null_mut(), Ordering::Release);
+        }
+        if !hid.adopted.get() {
+            // Nobody adopted the child: rdma_cm rejects and destroys it.
+            return errno::ECONNREFUSED().to_errno();
+        }
+    }
+    // SAFETY: `now` is the id's own context: the owner's, or the adopted
+    // child's; this call holds the id's mutex, so it is alive.
+    let own = unsafe { &*now };
+    if own.released.load(Ordering::Acquire) {
+        // The owner dropped the id in this call: nobody uses the context
+        // any more, and rdma_cm destroys the id when this returns non-zero.
+        // SAFETY: made by `IdCtx::new`; the id is about to go.
+        unsafe { IdCtx::free(NonNull::new_unchecked(now)) };
         return errno::ECONNREFUSED().to_errno();
     }
+    own.running.store(core::ptr::null_mut(), Ordering::Release);
+    own.role.store(ROLE_OWN, Ordering::Relaxed);
     0
 }

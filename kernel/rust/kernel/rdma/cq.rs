@@ -15,7 +15,10 @@
 use super::bindings;
 use super::device::DeviceRef;
 use core::ptr::NonNull;
-use kernel::{error::from_err_ptr, prelude::*, str::CStr};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{error::from_err_ptr, prelude::*, str::CStr, sync::Arc};
+
+use super::device::might_sleep;
 
 /// Where a CQ's completions are reaped, `enum ib_poll_context`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,8 +52,9 @@ impl PollContext {
 /// drop, or taken from the device's shared pool ([`Cq::from_pool`]) and
 /// given back on drop.
 ///
-/// Whatever uses the CQ (a queue pair's send or receive queue) must be
-/// destroyed before the `Cq` is dropped.
+/// A queue pair put on the CQ reserves its entries
+/// ([`super::qp::QpCaps::cq_entries`]) for as long as it lives and holds
+/// the CQ; one that would not fit is refused with `ENOSPC`.
 ///
 /// # Examples
 ///
@@ -81,6 +85,34 @@ pub struct Cq {
     poll: PollContext,
     pooled: Option<u32>,
     dev: DeviceRef,
+    /// The entries asked for: what the queue pairs on it may fill.
+    entries: u32,
+    /// The entries the queue pairs on it have reserved
+    /// ([`Cq::reserve`]), at most `entries`.
+    reserved: AtomicU32,
+}
+
+/// Entries of a [`Cq`] that a queue pair on it holds: given back on drop.
+///
+/// # Invariants
+///
+/// `n` entries of `cq.reserved` are this object's.
+pub(super) struct CqReservation {
+    cq: Arc<Cq>,
+    n: u32,
+}
+
+impl CqReservation {
+    /// The CQ the entries are on.
+    pub(super) fn cq(&self) -> &Arc<Cq> {
+        &self.cq
+    }
+}
+
+impl Drop for CqReservation {
+    fn drop(&mut self) {
+        self.cq.reserved.fetch_sub(self.n, Ordering::AcqRel);
+    }
 }
 
 // SAFETY: a CQ may be used, freed and given back from any thread.
@@ -104,6 +136,7 @@ impl Cq {
         poll: PollContext,
         owner: &'static CStr,
     ) -> Result<Self> {
+        might_sleep();
         let nr_cqe = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
         let ptr = match comp_vector {
             Some(vector) => {
@@ -138,6 +171,8 @@ impl Cq {
             poll,
             pooled: None,
             dev: dev.clone(),
+            entries: nr_cqe as u32,
+            reserved: AtomicU32::new(0),
         })
     }
 
@@ -152,6 +187,7 @@ impl Cq {
         comp_vector: Option<u32>,
         poll: PollContext,
     ) -> Result<Self> {
+        might_sleep();
         if poll == PollContext::Direct || nr_cqe == 0 {
             return Err(EINVAL);
         }
@@ -170,6 +206,8 @@ impl Cq {
             poll,
             pooled: Some(nr_cqe),
             dev: dev.clone(),
+            entries: nr_cqe,
+            reserved: AtomicU32::new(0),
         })
     }
 
@@ -201,6 +239,27 @@ impl Cq {
         Ok(n.max(0) as u32)
     }
 
+    /// The entries it was asked for ([`Cq::new`], [`Cq::from_pool`]).
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// Reserves `n` entries for a queue pair put on the CQ; `ENOSPC` if the
+    /// queue pairs on it hold more than it has then: its completions would
+    /// overflow it, and be lost.
+    pub(super) fn reserve(self: &Arc<Self>, n: u32) -> Result<CqReservation> {
+        self.reserved
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                r.checked_add(n).filter(|&t| t <= self.entries)
+            })
+            .map_err(|_| ENOSPC)?;
+        // INVARIANT: `n` entries were added to `reserved` just above.
+        Ok(CqReservation {
+            cq: self.clone(),
+            n,
+        })
+    }
+
     /// The raw `struct ib_cq`, for creating a queue pair on it.
     pub fn as_raw(&self) -> *mut bindings::ib_cq {
         self.ptr.as_ptr()
@@ -209,6 +268,7 @@ impl Cq {
 
 impl Drop for Cq {
     fn drop(&mut self) {
+        might_sleep();
         match self.pooled {
             // SAFETY: the entries this object claimed (type invariant) go
             // back to the pool once, here.

@@ -14,14 +14,19 @@
 use super::bindings;
 use core::{
     ffi::c_void,
-    marker::PhantomPinned,
     mem::MaybeUninit,
     ops::{Deref, RangeInclusive},
     pin::Pin,
     ptr::{self, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
-use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::Opaque};
+use kernel::{
+    error::to_result,
+    ffi::c_int,
+    prelude::*,
+    str::CStr,
+    types::{ForeignOwnable, Opaque},
+};
 
 /// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
 pub const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
@@ -178,20 +183,22 @@ impl Device {
 
     /// A copy of the device name, e.g. `rxe0`, NUL-terminated.
     ///
-    /// Consistent only inside a [`Client`]'s `add` or `remove`, where
-    /// ib_core holds `devices_rwsem` and so keeps `ib_device_rename()` out;
-    /// elsewhere a rename can tear the copy. Callers outside those use the
-    /// copy the registry took in `add`.
+    /// Consistent inside a [`Client`]'s `add`, where ib_core holds
+    /// `devices_rwsem` and so keeps `ib_device_rename()` out. Elsewhere
+    /// (`remove` included) a rename may run meanwhile, and the copy may
+    /// then mix the old and the new name: a consumer that shows a name
+    /// later keeps the copy it took in `add`.
     pub fn name(&self) -> [u8; NAME_LEN] {
         let mut out = [0u8; NAME_LEN];
         // SAFETY: the device is valid (type invariant). `name` is a fixed
-        // array inside it, kept NUL-terminated by `strscpy()`.
-        // `ib_device_rename()` writes it with `devices_rwsem` held for
-        // writing, and ib_core holds that lock around every `add` callback, so
-        // a copy taken in `add` is consistent.
-        let src = unsafe { &(*self.as_raw()).name };
-        for (o, c) in out.iter_mut().zip(src.iter()) {
-            *o = *c;
+        // array inside it; only the address is taken here.
+        let src = unsafe { core::ptr::addr_of!((*self.as_raw()).name) }.cast::<u8>();
+        for (i, o) in out.iter_mut().enumerate() {
+            // SAFETY: `i` is within the array. Read byte by byte with
+            // volatile loads (the kernel's `READ_ONCE()`): a rename may
+            // write the array at the same time, and then some bytes are the
+            // new name's, but no read is torn or elided.
+            *o = unsafe { src.add(i).read_volatile() };
         }
         out[NAME_LEN - 1] = 0;
         out
@@ -287,23 +294,80 @@ impl Device {
 /// ib_core calls [`Client::add`] for every RDMA device that is registered
 /// (including those present when the client registers), and
 /// [`Client::remove`] when the device goes away or the client unregisters.
-/// Both may sleep. `remove` must have stopped every use of the device before
-/// it returns.
+/// Both run in process context and may sleep; ib_core runs them for one
+/// device at a time. `remove` must have stopped every use of the device
+/// before it returns.
 ///
-/// `ib_client::add` is not given its client, so each client type names a
-/// [`ClientSlot`] of its own, a `static`, where its callbacks find the
-/// registration: a module may register any number of clients, one of each
-/// type at a time.
+/// What `add` returns ([`Client::DeviceData`]) is kept by ib_core for the
+/// device (`ib_set_client_data()`) and handed back to `remove`: the state a
+/// client keeps per device needs no lookup of its own.
+///
+/// `ib_client::add` is not given its client, so the trampolines find the
+/// registration through a [`ClientSlot`] of the client type:
+/// [`rdma_client_slot!`](crate::rdma_client_slot) declares it.
 pub trait Client: Send + Sync + 'static {
-    /// The slot of this client type.
-    fn slot() -> &'static ClientSlot;
+    /// What the client keeps for each device it was added to.
+    type DeviceData: ForeignOwnable + Send + Sync;
 
     /// A device appeared. An error makes ib_core skip this client for the
     /// device: no `remove` follows.
-    fn add(&self, dev: &Device) -> Result;
+    fn add(&self, dev: &Device) -> Result<Self::DeviceData>;
 
-    /// A device for which `add` succeeded is going away.
-    fn remove(&self, dev: &Device);
+    /// A device for which `add` succeeded is going away; `data` is what
+    /// `add` returned for it.
+    fn remove(&self, dev: &Device, data: Self::DeviceData);
+}
+
+/// A [`Client`] type's own [`ClientSlot`], where its trampolines find its
+/// registration. Implemented by [`rdma_client_slot!`](crate::rdma_client_slot).
+///
+/// # Safety
+///
+/// [`ClientSlotOf::slot`] returns the same slot on every call, and no other
+/// type's `slot` returns it: the trampolines of `Self` read that slot as
+/// the registration of `Self` and of no other type.
+pub unsafe trait ClientSlotOf: Client {
+    /// The slot of this client type.
+    fn slot() -> &'static ClientSlot;
+}
+
+/// Implements [`ClientSlotOf`] for a [`Client`] type, with a slot of its
+/// own: a `static` that only this implementation names.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::prelude::*;
+/// use kernel::rdma::device::{Client, Device};
+///
+/// struct Watcher;
+///
+/// impl Client for Watcher {
+///     type DeviceData = ();
+///
+///     fn add(&self, dev: &Device) -> Result {
+///         pr_info!("device {} added\n", dev.index());
+///         Ok(())
+///     }
+///
+///     fn remove(&self, _dev: &Device, _data: ()) {}
+/// }
+///
+/// kernel::rdma_client_slot!(Watcher);
+/// ```
+#[macro_export]
+macro_rules! rdma_client_slot {
+    ($client:ty) => {
+        // SAFETY: `SLOT` is declared inside this function, which is the
+        // one `slot` of `$client`: no other type can name it.
+        unsafe impl $crate::rdma::device::ClientSlotOf for $client {
+            fn slot() -> &'static $crate::rdma::device::ClientSlot {
+                static SLOT: $crate::rdma::device::ClientSlot =
+                    $crate::rdma::device::ClientSlot::new();
+                &SLOT
+            }
+        }
+    };
 }
 
 /// Where the callbacks of one [`Client`] type find its registration.
@@ -311,19 +375,14 @@ pub trait Client: Send + Sync + 'static {
 /// # Invariants
 ///
 /// Null, or the `ClientInner<T>` of the registered `ClientRegistration<T>`
-/// of the one client type `T` whose [`Client::slot`] this is.
+/// of the one client type `T` whose [`ClientSlotOf::slot`] this is.
 pub struct ClientSlot(AtomicPtr<c_void>);
 
 impl ClientSlot {
-    /// An empty slot, for a client type's `static`.
+    /// An empty slot, for [`rdma_client_slot!`](crate::rdma_client_slot).
+    #[doc(hidden)]
     pub const fn new() -> Self {
         Self(AtomicPtr::new(ptr::null_mut()))
-    }
-}
-
-impl Default for ClientSlot {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -334,11 +393,12 @@ impl Default for ClientSlot {
 ///
 /// While registered, `client` is on ib_core's client list with its `add`
 /// and `remove` set to the trampolines of `T`, and `T::slot()` points at
-/// this object, which does not move (`_pin`).
-struct ClientInner<T: Client> {
+/// this object, which is pinned.
+#[pin_data]
+struct ClientInner<T: ClientSlotOf> {
+    #[pin]
     client: Opaque<bindings::ib_client>,
     ctx: T,
-    _pin: PhantomPinned,
 }
 
 /// A registered `ib_client`; dropping it unregisters, which runs
@@ -348,36 +408,35 @@ struct ClientInner<T: Client> {
 ///
 /// `inner.client` is registered with ib_core and `T::slot()` points at
 /// `inner` until `drop`.
-pub struct ClientRegistration<T: Client> {
+pub struct ClientRegistration<T: ClientSlotOf> {
     inner: Pin<KBox<ClientInner<T>>>,
 }
 
 // SAFETY: `T` is `Send + Sync`; the `ib_client` is only touched by ib_core
 // under its own locks, and `ib_unregister_client()` may run on any thread.
-unsafe impl<T: Client> Send for ClientRegistration<T> {}
+unsafe impl<T: ClientSlotOf> Send for ClientRegistration<T> {}
 // SAFETY: a shared reference allows no access at all.
-unsafe impl<T: Client> Sync for ClientRegistration<T> {}
+unsafe impl<T: ClientSlotOf> Sync for ClientRegistration<T> {}
 
-impl<T: Client> ClientRegistration<T> {
+impl<T: ClientSlotOf> ClientRegistration<T> {
     /// Registers `ctx` as an `ib_client` named `name`; `EBUSY` if a client
-    /// of type `T` is registered already.
+    /// of type `T` is registered already. May sleep: `add` runs for every
+    /// device present before this returns.
     pub fn new(name: &'static CStr, ctx: T) -> Result<Self> {
-        let inner = KBox::pin(
-            ClientInner {
-                client: Opaque::uninit(),
-                ctx,
-                _pin: PhantomPinned,
-            },
-            GFP_KERNEL,
-        )?;
+        might_sleep();
         // SAFETY: zero is a valid `ib_client` (null pointers, `None`
         // callbacks, zero counters); ib_core initialises its own fields.
         let mut client: bindings::ib_client = unsafe { core::mem::zeroed() };
         client.name = name.as_char_ptr();
         client.add = Some(add_callback::<T>);
         client.remove = Some(remove_callback::<T>);
-        // SAFETY: `inner.client` is valid for writes and not yet shared.
-        unsafe { inner.client.get().write(client) };
+        let inner = KBox::pin_init(
+            pin_init!(ClientInner {
+                client: Opaque::new(client),
+                ctx,
+            }),
+            GFP_KERNEL,
+        )?;
 
         let me = ptr::from_ref::<ClientInner<T>>(&inner)
             .cast_mut()
@@ -399,8 +458,9 @@ impl<T: Client> ClientRegistration<T> {
     }
 }
 
-impl<T: Client> Drop for ClientRegistration<T> {
+impl<T: ClientSlotOf> Drop for ClientRegistration<T> {
     fn drop(&mut self) {
+        might_sleep();
         // SAFETY: registered (type invariant). This waits for running
         // callbacks and calls `remove` for every device that was added.
         unsafe { bindings::ib_unregister_client(self.inner.client.get()) };
@@ -408,18 +468,19 @@ impl<T: Client> Drop for ClientRegistration<T> {
     }
 }
 
-/// Returns the context of the registered client of type `T`.
+/// Returns the registration of the registered client of type `T`.
 ///
 /// # Safety
 ///
 /// Must only be called from an ib_core callback of the `ClientRegistration<T>`
-/// currently registered, so `T::slot()` points at a live `ClientInner<T>`.
-unsafe fn registered_ctx<'a, T: Client>() -> &'a T {
+/// currently registered, so `T::slot()` points at its live `ClientInner<T>`
+/// (`T::slot()` is the slot of `T` alone: `ClientSlotOf`'s safety).
+unsafe fn registered<'a, T: ClientSlotOf>() -> &'a ClientInner<T> {
     let inner = T::slot().0.load(Ordering::Acquire).cast::<ClientInner<T>>();
     // SAFETY: by the caller's guarantee `inner` is the live registration of
     // type `T`; it is freed only after `ib_unregister_client()` returns, which
     // waits for every callback.
-    unsafe { &(*inner).ctx }
+    unsafe { &*inner }
 }
 
 /// `ib_client::add` of a [`ClientRegistration<T>`].
@@ -428,14 +489,28 @@ unsafe fn registered_ctx<'a, T: Client>() -> &'a T {
 ///
 /// Called by ib_core only, for the registered client, with a registered
 /// device.
-unsafe extern "C" fn add_callback<T: Client>(dev: *mut bindings::ib_device) -> c_int {
+unsafe extern "C" fn add_callback<T: ClientSlotOf>(dev: *mut bindings::ib_device) -> c_int {
     // SAFETY: called by ib_core for the registered client (only
     // `ClientRegistration<T>` installs this callback).
-    let ctx = unsafe { registered_ctx::<T>() };
-    // SAFETY: ib_core keeps `dev` registered for the duration of `add`.
-    let dev = unsafe { Device::from_raw(dev) };
-    match ctx.add(dev) {
-        Ok(()) => 0,
+    let inner = unsafe { registered::<T>() };
+    // SAFETY: ib_core keeps `dev` registered for the duration of `add`, and
+    // holds `devices_rwsem`, which keeps a rename out.
+    let device = unsafe { Device::from_raw(dev) };
+    match inner.ctx.add(device) {
+        Ok(data) => {
+            // SAFETY: `dev` is valid and `inner.client` is the registered
+            // client whose `add` this is: ib_core reserved its slot for the
+            // data before calling `add`, so the store allocates nothing.
+            // `remove` gets the pointer back, once.
+            unsafe {
+                bindings::ib_set_client_data(
+                    dev,
+                    inner.client.get(),
+                    data.into_foreign().cast_mut(),
+                )
+            };
+            0
+        }
         Err(e) => e.to_errno(),
     }
 }
@@ -445,11 +520,25 @@ unsafe extern "C" fn add_callback<T: Client>(dev: *mut bindings::ib_device) -> c
 /// # Safety
 ///
 /// Called by ib_core only, for the registered client, with a device for which
-/// `add` succeeded.
-unsafe extern "C" fn remove_callback<T: Client>(dev: *mut bindings::ib_device, _data: *mut c_void) {
+/// `add` succeeded, and the data `add_callback` stored for it.
+unsafe extern "C" fn remove_callback<T: ClientSlotOf>(
+    dev: *mut bindings::ib_device,
+    data: *mut c_void,
+) {
     // SAFETY: as in `add_callback`.
-    let ctx = unsafe { registered_ctx::<T>() };
+    let inner = unsafe { registered::<T>() };
     // SAFETY: ib_core keeps `dev` valid until `remove` returns.
-    let dev = unsafe { Device::from_raw(dev) };
-    ctx.remove(dev);
+    let device = unsafe { Device::from_raw(dev) };
+    // SAFETY: `add_callback` stored `data` from `into_foreign()` of a
+    // `T::DeviceData`, and ib_core hands it to `remove` once.
+    let data = unsafe { T::DeviceData::from_foreign(data) };
+    inner.ctx.remove(device, data);
+}
+
+/// Tells the kernel's debug checks (`CONFIG_DEBUG_ATOMIC_SLEEP`) that the
+/// caller may sleep: a call from atomic context is reported, whether or not
+/// this call happens to sleep.
+pub(crate) fn might_sleep() {
+    // SAFETY: no requirement; it only checks the calling context.
+    unsafe { bindings::might_sleep() };
 }

@@ -41,6 +41,18 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// Whether the device may read memory mapped this way: a SEND's or an
+    /// RDMA WRITE's source.
+    pub fn device_reads(self) -> bool {
+        self != Direction::FromDevice
+    }
+
+    /// Whether the device may write memory mapped this way: a receive's,
+    /// an RDMA READ's or an atomic's sink.
+    pub fn device_writes(self) -> bool {
+        self != Direction::ToDevice
+    }
+
     fn raw(self) -> bindings::dma_data_direction {
         match self {
             Direction::ToDevice => bindings::dma_data_direction_DMA_TO_DEVICE,
@@ -204,6 +216,17 @@ impl DeviceBuf {
     pub fn len(&self) -> usize {
         self.0.buf.len()
     }
+
+    /// The way the buffer is mapped.
+    pub fn direction(&self) -> Direction {
+        self.0.dir
+    }
+
+    /// The device the buffer is mapped on: its bus address means nothing
+    /// to another.
+    pub fn device(&self) -> &DeviceRef {
+        &self.0.dev
+    }
 }
 
 impl CpuBuf {
@@ -298,14 +321,11 @@ impl SharedBuf {
         unsafe {
             bindings::ib_dma_sync_single_for_cpu(m.dev.as_raw(), addr, dst.len(), m.dir.raw())
         };
-        // SAFETY: the source range is within the buffer (`range`) and is
+        // SAFETY: the source range is within the buffer (`range`), which is
         // only ever accessed through raw pointers (type invariant), by one
         // CPU copy at a time (`&mut self`); `dst` is a distinct kernel
-        // buffer. The peer's device may write the range meanwhile: the copy
-        // then sees some mix, as any reader of shared memory would.
-        unsafe {
-            core::ptr::copy_nonoverlapping(m.buf.as_ptr().add(off), dst.as_mut_ptr(), dst.len())
-        };
+        // buffer.
+        unsafe { copy_from_shared(m.buf.as_ptr().add(off), dst) };
         Ok(())
     }
 
@@ -317,17 +337,69 @@ impl SharedBuf {
         let m = &self.0;
         // SAFETY: as in `read`, the other way; writing through a pointer
         // derived from the buffer's own allocation, never from a reference.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                src.as_ptr(),
-                m.buf.as_ptr().cast_mut().add(off),
-                src.len(),
-            )
-        };
+        unsafe { copy_to_shared(src, m.buf.as_ptr().cast_mut().add(off)) };
         // SAFETY: `addr..addr + src.len()` is within the mapping (`range`).
         unsafe {
             bindings::ib_dma_sync_single_for_device(m.dev.as_raw(), addr, src.len(), m.dir.raw())
         };
         Ok(())
+    }
+}
+
+/// The unit of the copies over shared memory: a machine word.
+const WORD: usize = core::mem::size_of::<usize>();
+
+/// Copies `dst.len()` bytes from `src`, memory a device may write at the
+/// same time, with volatile loads (the kernel's `READ_ONCE()`): a word at a
+/// time where `src` is aligned to one, a byte at a time at the edges. A
+/// plain copy would be a data race in Rust's memory model, which lets the
+/// compiler assume the bytes do not change under it; a volatile load reads
+/// what is there, some mix of old and new bytes if a DMA write is under way.
+///
+/// # Safety
+///
+/// `src..src + dst.len()` must be valid for reads, and written by nothing
+/// but devices and this module's volatile copies while this runs.
+unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
+    let mut i = 0;
+    while i < dst.len() {
+        // SAFETY: `i < dst.len()`, within the range (the caller's promise).
+        let p = unsafe { src.add(i) };
+        if p as usize % WORD == 0 && dst.len() - i >= WORD {
+            // SAFETY: an aligned word inside the range.
+            let w = unsafe { p.cast::<usize>().read_volatile() };
+            dst[i..i + WORD].copy_from_slice(&w.to_ne_bytes());
+            i += WORD;
+        } else {
+            // SAFETY: a byte inside the range.
+            dst[i] = unsafe { p.read_volatile() };
+            i += 1;
+        }
+    }
+}
+
+/// Copies `src` to `dst`, memory a device may read or write at the same
+/// time, with volatile stores: the counterpart of [`copy_from_shared`].
+///
+/// # Safety
+///
+/// `dst..dst + src.len()` must be valid for writes, and accessed by nothing
+/// but devices and this module's volatile copies while this runs.
+unsafe fn copy_to_shared(src: &[u8], dst: *mut u8) {
+    let mut i = 0;
+    while i < src.len() {
+        // SAFETY: `i < src.len()`, within the range (the caller's promise).
+        let p = unsafe { dst.add(i) };
+        if p as usize % WORD == 0 && src.len() - i >= WORD {
+            let mut w = [0u8; WORD];
+            w.copy_from_slice(&src[i..i + WORD]);
+            // SAFETY: an aligned word inside the range.
+            unsafe { p.cast::<usize>().write_volatile(usize::from_ne_bytes(w)) };
+            i += WORD;
+        } else {
+            // SAFETY: a byte inside the range.
+            unsafe { p.write_volatile(src[i]) };
+            i += 1;
+        }
     }
 }

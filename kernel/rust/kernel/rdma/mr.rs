@@ -11,13 +11,17 @@
 //! requests on a queue pair (`Qp::post_reg_mr()`, `Qp::post_local_inv()`).
 
 use super::bindings;
+use super::device::might_sleep;
 use super::device::DeviceAttrs;
 use super::dma::SharedBuf;
 use super::errno;
 use super::pd::Pd;
-use core::ptr::NonNull;
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+};
 use kernel::{
-    error::from_err_ptr,
+    error::{from_err_ptr, to_result},
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
@@ -74,16 +78,19 @@ impl Access {
 ///
 /// # Invariants
 ///
-/// `ptr` came from `ib_alloc_mr(IB_MR_TYPE_MEM_REG)` on `_pd`.
+/// `ptr` came from `ib_alloc_mr(IB_MR_TYPE_MEM_REG)` on `pd` and, while
+/// `live`, is not deregistered (`dereg` clears it once). Its keys are written only by
+/// [`Region::next_key`], with the region's mutex held, or through `&mut`.
 struct Mr {
     ptr: NonNull<bindings::ib_mr>,
-    _pd: Arc<Pd>,
+    pd: Arc<Pd>,
+    live: AtomicBool,
 }
 
-// SAFETY: an MR may be used and freed from any thread; its fields change
-// only through `&mut self`.
+// SAFETY: an MR may be used and freed from any thread; its keys change
+// only under its region's mutex, its other fields only through `&mut self`.
 unsafe impl Send for Mr {}
-// SAFETY: `&Mr` only reads the keys and the address.
+// SAFETY: `&Mr` only reads the address, which is fixed once mapped.
 unsafe impl Sync for Mr {}
 
 impl Mr {
@@ -97,16 +104,18 @@ impl Mr {
                 max_pages,
             )
         })?;
+        // INVARIANT: allocated on `pd` just above.
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            _pd: pd.clone(),
+            pd: pd.clone(),
+            live: AtomicBool::new(true),
         })
     }
 
     /// Maps the first `len` bytes of `buf` at address `iova` in pages of
     /// `page` bytes (`iova` aligned to `page`; the offset of `buf`'s DMA
-    /// address within a page carries over), and moves the key to a fresh
-    /// value, so no key of an earlier registration stays valid.
+    /// address within a page carries over). The key moves on at each
+    /// registration ([`Region::next_key`]).
     fn map(&mut self, buf: &SharedBuf, len: usize, iova: u64, page: usize) -> Result {
         if len == 0 || len > buf.len() || iova & (page as u64 - 1) != 0 {
             return Err(EINVAL);
@@ -117,7 +126,12 @@ impl Mr {
         // memory.
         unsafe { bindings::sg_init_one(&mut sg, buf.cpu_ptr().cast(), len as u32) };
         sg.dma_address = buf.dma_addr();
-        sg.dma_length = len as u32;
+        // `sg_dma_len()`: its own field where the architecture has one, else
+        // `length`, which `sg_init_one()` set to `len`.
+        #[cfg(CONFIG_NEED_SG_DMA_LENGTH)]
+        {
+            sg.dma_length = len as u32;
+        }
         let page_u32 = u32::try_from(page).map_err(|_| EINVAL)?;
         // SAFETY: the MR is valid (type invariant) and `sg` describes a
         // mapped buffer; one entry.
@@ -133,41 +147,57 @@ impl Mr {
         if n != 1 {
             return Err(if n < 0 { Error::from_errno(n) } else { EINVAL });
         }
-        // SAFETY: the MR is valid and not registered (we hold `&mut`).
+        // SAFETY: the MR is valid and not registered, and `&mut self` keeps
+        // every other access out.
         unsafe {
             let mr = self.ptr.as_ptr();
             (*mr).iova = iova | (buf.dma_addr() & (page as u64 - 1));
-            let key = ((*mr).rkey as u8).wrapping_add(1);
-            bindings::ib_update_fast_reg_key(mr, key);
         }
         Ok(())
     }
 
-    /// The remote key.
-    fn rkey(&self) -> u32 {
-        // SAFETY: the MR is valid (type invariant).
-        unsafe { (*self.ptr.as_ptr()).rkey }
-    }
-
-    /// The local key (a fast-registration region's keys move together).
-    fn lkey(&self) -> u32 {
-        // SAFETY: the MR is valid (type invariant).
-        unsafe { (*self.ptr.as_ptr()).lkey }
+    /// The keys, `(lkey, rkey)`.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may write them meanwhile: the caller holds the region's
+    /// mutex, or `&mut self`.
+    unsafe fn keys(&self) -> (u32, u32) {
+        let mr = self.ptr.as_ptr();
+        // SAFETY: the MR is valid (type invariant); no writer (the caller).
+        unsafe { ((*mr).lkey, (*mr).rkey) }
     }
 
     /// The address peers use for byte 0 of the mapping.
     fn iova(&self) -> u64 {
-        // SAFETY: the MR is valid (type invariant).
+        // SAFETY: the MR is valid (type invariant); `iova` is written only
+        // by `map`, through `&mut self`.
         unsafe { (*self.ptr.as_ptr()).iova }
+    }
+
+    /// Deregisters the MR, once. If the provider refuses, the key may stay
+    /// valid: the MR and its PD are leaked (the caller leaks the memory).
+    fn dereg(&self) -> Result {
+        if !self.live.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        // SAFETY: allocated in `frwr`, not yet deregistered (`live`); owners
+        // invalidate it, or destroy the QP, before dropping, and no request
+        // naming it is pending (requests keep their own reference).
+        let ret = unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
+        if ret != 0 {
+            // ib_core still counts the MR on the PD: the PD must never be
+            // deallocated. One count of it is leaked.
+            core::mem::forget(self.pd.clone());
+            pr_err!("ib_dereg_mr failed ({}): MR, PD and memory leaked\n", ret);
+        }
+        to_result(ret)
     }
 }
 
 impl Drop for Mr {
     fn drop(&mut self) {
-        // SAFETY: allocated in `frwr`; owners invalidate it, or destroy the QP,
-        // before dropping, and no request naming it is pending (requests keep
-        // their own reference).
-        unsafe { bindings::ib_dereg_mr(self.ptr.as_ptr()) };
+        let _ = self.dereg();
     }
 }
 
@@ -293,69 +323,104 @@ pub fn max_region(attrs: &DeviceAttrs, cap: usize) -> usize {
 /// use kernel::sync::Arc;
 ///
 /// /// 64 KiB filled with `pattern`, for a peer to READ once a queue pair
-/// /// registered it; the consumer's protocol tells the peer the address
-/// /// and the key.
-/// fn exposed(pd: &Arc<Pd>, pattern: u8) -> Result<(Arc<Region>, u64, u32)> {
+/// /// registered it (`Qp::post_reg_mr()`): the consumer's protocol then
+/// /// tells the peer the address and `region.rkey()`, the key of that
+/// /// registration.
+/// fn exposed(pd: &Arc<Pd>, pattern: u8) -> Result<(Arc<Region>, u64)> {
 ///     let region = Region::new(pd, 64 << 10, 0)?;
 ///     let chunk = [pattern; 256];
 ///     for off in (0..region.len()).step_by(chunk.len()) {
 ///         region.write(off, &chunk)?;
 ///     }
-///     let (addr, rkey) = (region.iova(), region.rkey());
-///     Ok((region, addr, rkey))
+///     let addr = region.iova();
+///     Ok((region, addr))
 /// }
 /// ```
 ///
 /// # Invariants
 ///
-/// `mr` maps the first `len` bytes of the buffer in `io`. Fields drop in
-/// declaration order: the region is deregistered before the buffer is
-/// unmapped and freed, so no key ever names freed memory.
-#[pin_data]
+/// `mr` maps the first `len` bytes of the buffer in `io`, which is `None`
+/// only while the region is dropped. `keys` is `mr`'s keys, `lkey << 32 |
+/// rkey`, written with `io` locked. The region is deregistered before the
+/// buffer is unmapped and freed ([`PinnedDrop`]), so no key ever names freed
+/// memory.
+#[pin_data(PinnedDrop)]
 pub struct Region {
     mr: Mr,
     #[pin]
-    io: Mutex<SharedBuf>,
+    io: Mutex<Option<SharedBuf>>,
+    keys: AtomicU64,
     len: usize,
 }
 
 impl Region {
     /// `len` zeroed bytes in whole pages on `pd`'s device, with a region
-    /// mapping them at address `iova` under a fresh key; not yet
-    /// registered. `iova` must be aligned to the registration's page size
-    /// (`EINVAL` otherwise; 0 and multiples of 4 GiB always are).
-    /// `EMSGSIZE` if the device cannot register `len` bytes
-    /// ([`max_region`]).
+    /// mapping them at address `iova`; not yet registered. `iova` must be
+    /// aligned to the registration's page size (`EINVAL` otherwise; 0 and
+    /// multiples of 4 GiB always are). `EMSGSIZE` if the device cannot
+    /// register `len` bytes ([`max_region`]). May sleep.
     pub fn new(pd: &Arc<Pd>, len: usize, iova: u64) -> Result<Arc<Self>> {
+        might_sleep();
         let layout = Layout::of(&pd.device().attrs(), len)?;
         // Whole pages: kmalloc returns page-aligned memory for these sizes,
         // so the region's address is page-aligned too.
         let buf = SharedBuf::alloc(pd.device(), layout.bytes)?;
         let mut mr = Mr::frwr(pd, layout.pages)?;
         mr.map(&buf, len, iova, layout.page)?;
-        // INVARIANT: `mr` maps `buf[..len]` (just above).
+        // SAFETY: `mr` is ours alone (`&mut` would do).
+        let (lkey, rkey) = unsafe { mr.keys() };
+        // INVARIANT: `mr` maps `buf[..len]` (just above); `keys` is its keys.
         Arc::pin_init(
             pin_init!(Self {
                 mr,
-                io <- new_mutex!(buf),
+                io <- new_mutex!(Some(buf)),
+                keys: AtomicU64::new(u64::from(lkey) << 32 | u64::from(rkey)),
                 len,
             }),
             GFP_KERNEL,
         )
     }
 
-    /// The remote key.
+    /// The remote key of the last registration posted
+    /// ([`Qp::post_reg_mr`](super::qp::Qp::post_reg_mr)); before the first,
+    /// a key no registration has made valid.
     pub fn rkey(&self) -> u32 {
-        self.mr.rkey()
+        self.keys.load(Ordering::Acquire) as u32
     }
 
-    /// The local key, for a request whose data lands in the region.
+    /// The local key, for a request whose data lands in the region; it
+    /// moves with [`Region::rkey`].
     pub fn lkey(&self) -> u32 {
-        self.mr.lkey()
+        (self.keys.load(Ordering::Acquire) >> 32) as u32
+    }
+
+    /// Moves the keys on for a new registration (`ib_inc_rkey()`,
+    /// `ib_update_fast_reg_key()`) and returns the new remote key.
+    pub(super) fn next_key(&self) -> u32 {
+        let _io = self.io.lock();
+        let mr = self.mr.ptr.as_ptr();
+        // SAFETY: the region's mutex is held, so nothing writes the keys.
+        let (_, rkey) = unsafe { self.mr.keys() };
+        // `ib_inc_rkey()`: the low byte is the consumer's.
+        let next = (rkey & 0xffff_ff00) | (rkey.wrapping_add(1) & 0xff);
+        // SAFETY: the MR is valid (type invariant of `Mr`); the mutex keeps
+        // other key writers out, and readers use `keys`.
+        unsafe { bindings::ib_update_fast_reg_key(mr, next as u8) };
+        // SAFETY: as above.
+        let (lkey, rkey) = unsafe { self.mr.keys() };
+        // INVARIANT: the keys just written, with `io` locked.
+        self.keys
+            .store(u64::from(lkey) << 32 | u64::from(rkey), Ordering::Release);
+        rkey
+    }
+
+    /// The PD the region is on.
+    pub fn pd(&self) -> &Arc<Pd> {
+        &self.mr.pd
     }
 
     /// The raw `struct ib_mr`, for a registration or invalidation request.
-    pub fn mr_raw(&self) -> *mut bindings::ib_mr {
+    pub(super) fn mr_raw(&self) -> *mut bindings::ib_mr {
         self.mr.ptr.as_ptr()
     }
 
@@ -370,23 +435,35 @@ impl Region {
     }
 
     /// Copies the bytes at `off` into `dst` ([`SharedBuf::read`]), under
-    /// the region's mutex; `EINVAL` past the region.
+    /// the region's mutex; `EINVAL` past the region. May sleep.
     pub fn read(&self, off: usize, dst: &mut [u8]) -> Result {
         self.check(off, dst.len())?;
-        self.io.lock().read(off, dst)
+        self.io.lock().as_mut().ok_or(EINVAL)?.read(off, dst)
     }
 
     /// Copies `src` to the bytes at `off` ([`SharedBuf::write`]), under the
-    /// region's mutex; `EINVAL` past the region.
+    /// region's mutex; `EINVAL` past the region. May sleep.
     pub fn write(&self, off: usize, src: &[u8]) -> Result {
         self.check(off, src.len())?;
-        self.io.lock().write(off, src)
+        self.io.lock().as_mut().ok_or(EINVAL)?.write(off, src)
     }
 
     fn check(&self, off: usize, len: usize) -> Result {
         match off.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
             _ => Err(EINVAL),
+        }
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Region {
+    fn drop(self: Pin<&mut Self>) {
+        might_sleep();
+        if self.mr.dereg().is_err() {
+            // The key may still be valid: the memory is never freed nor
+            // unmapped (nor is the device's reference it holds dropped).
+            core::mem::forget(self.io.lock().take());
         }
     }
 }

@@ -9,7 +9,7 @@
 //! (an `Arc<Pd>`), so the PD is deallocated after the last of them.
 
 use super::bindings;
-use super::device::DeviceRef;
+use super::device::{might_sleep, DeviceRef};
 use core::ptr::NonNull;
 use kernel::{error::from_err_ptr, prelude::*, str::CStr};
 
@@ -51,6 +51,7 @@ impl Pd {
     /// lists as the PD's user, `KBUILD_MODNAME` for the C macro
     /// `ib_alloc_pd()`.
     pub fn new(dev: &DeviceRef, owner: &'static CStr) -> Result<Self> {
+        might_sleep();
         // SAFETY: `dev` is a valid device (type invariant of `DeviceRef`);
         // `owner` is a static string.
         let ptr =
@@ -84,6 +85,7 @@ impl Pd {
 
 impl Drop for Pd {
     fn drop(&mut self) {
+        might_sleep();
         // SAFETY: allocated in `new` (type invariant) and deallocated once,
         // here; the objects created on it hold the PD, so they are gone.
         unsafe { bindings::ib_dealloc_pd(self.ptr.as_ptr()) };

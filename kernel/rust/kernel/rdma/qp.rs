@@ -25,10 +25,12 @@
 //! [`DeviceBuf`]: super::dma::DeviceBuf
 
 use super::bindings;
-use core::{mem::ManuallyDrop, ptr::NonNull};
+use core::{mem::ManuallyDrop, ptr::NonNull, sync::atomic::Ordering};
 use kernel::{error::to_result, prelude::*, sync::Arc};
 
-use super::cq::{Cq, PollContext};
+use super::cm::id_header;
+use super::cq::{Cq, CqReservation, PollContext};
+use super::device::might_sleep;
 use super::mr::{Access, Region};
 use super::pd::Pd;
 use super::wc::modify_qp_err;
@@ -77,14 +79,36 @@ pub enum SendOp {
     },
 }
 
+/// How a request's device uses the buffers of its context.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BufUse {
+    /// A SEND's or an RDMA WRITE's sources: mapped for the device to read.
+    DeviceReads,
+    /// An RDMA READ's or an atomic's sinks: mapped for the device to write.
+    DeviceWrites,
+    /// A receive's sinks: as `DeviceWrites`, on the receive queue.
+    Receive,
+}
+
+/// The scatter/gather entries of a request, built once from its context
+/// ([`Qp::sges_of`]): plain values (bus or kernel addresses of heap
+/// buffers), which stay true when the context moves into its box.
+#[derive(Clone, Copy)]
+pub(super) struct Sges {
+    list: [bindings::ib_sge; MAX_SGE],
+    n: usize,
+    inline: bool,
+}
+
 /// Capacities of a queue pair: how many requests each queue holds, and
 /// how many scatter/gather entries each request may have (1 to
 /// [`MAX_SGE`]).
 ///
-/// The QP's CQ must have room for both, plus the two completions of
-/// `ib_drain_qp()`'s markers, for every QP that shares it: posts are
+/// The QP reserves room on its CQ for both, plus the two completions of
+/// `ib_drain_qp()`'s markers ([`QpCaps::cq_entries`]); a CQ shared by QPs
+/// whose reservations do not fit refuses the last with `ENOSPC`. Posts are
 /// counted against these depths ([`Qp::post_send`] fails with `ENOBUFS`
-/// when the send queue is full), so such a CQ never overflows.
+/// when the send queue is full), so the CQ never overflows.
 #[derive(Clone, Copy, Debug)]
 pub struct QpCaps {
     /// Send queue depth.
@@ -184,7 +208,7 @@ pub struct Qp {
     max_inline: u32,
     // Dropped by hand after the QP is destroyed, CQ then PD (the PD lives on
     // while memory regions hold it).
-    cq: ManuallyDrop<Arc<Cq>>,
+    cq: ManuallyDrop<CqReservation>,
     pd: ManuallyDrop<Arc<Pd>>,
 }
 
@@ -235,7 +259,8 @@ unsafe extern "C" fn qp_event(ev: *mut bindings::ib_event, ctx: *mut core::ffi::
 
 impl Qp {
     /// Creates the QP on `id`, its send and receive queues completing on
-    /// `cq`. `EINVAL` for a softirq CQ: handlers may sleep.
+    /// `cq`. `EINVAL` for a softirq CQ: handlers may sleep. `ENOSPC` if
+    /// `cq` has no room for `caps.cq_entries()` more entries.
     ///
     /// # Safety
     ///
@@ -250,11 +275,14 @@ impl Qp {
         if cq.poll_context() == PollContext::Softirq {
             return Err(EINVAL);
         }
+        // Room on the CQ for every completion of both queues and of the
+        // drain's markers, held until the QP is destroyed.
+        let cq = cq.reserve(caps.cq_entries()?)?;
         // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks
         // until set below).
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
-        attr.send_cq = cq.as_raw();
-        attr.recv_cq = cq.as_raw();
+        attr.send_cq = cq.cq().as_raw();
+        attr.recv_cq = cq.cq().as_raw();
         // One more of each for `ib_drain_qp()`'s marker requests.
         attr.cap.max_send_wr = caps.send_wr.checked_add(1).ok_or(EINVAL)?;
         attr.cap.max_recv_wr = caps.recv_wr.checked_add(1).ok_or(EINVAL)?;
@@ -293,6 +321,7 @@ impl Qp {
             unsafe { bindings::rdma_destroy_qp(id.as_ptr()) };
             return Err(EINVAL);
         };
+        slots.set_qp(qp);
         // INVARIANT: `qp` was created on `id` with `pd` and `cq`.
         Ok(Self {
             qp,
@@ -322,7 +351,7 @@ impl Qp {
     /// (`EINVAL` otherwise). Callers serialize it, so that completions are
     /// handled in the order the device produced them.
     pub fn reap(&self, budget: u32) -> Result<u32> {
-        self.cq.process_direct(budget)
+        self.cq.cq().process_direct(budget)
     }
 
     /// Moves the QP to the error state: every request still posted
@@ -360,29 +389,38 @@ impl Qp {
         })
     }
 
-    /// Posts a receive into `ctx`'s buffer. On failure `ctx` is given back.
+    /// Posts a receive into `ctx`'s buffers, which must be mapped on the
+    /// QP's device for the device to write ([`Direction::FromDevice`] or
+    /// [`Direction::Bidirectional`]): `EINVAL` otherwise, as for a list
+    /// longer than [`QpCaps::recv_sge`]. On failure `ctx` is given back.
+    /// May sleep.
+    ///
+    /// [`Direction::FromDevice`]: super::dma::Direction::FromDevice
+    /// [`Direction::Bidirectional`]: super::dma::Direction::Bidirectional
     pub fn post_recv<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
+        might_sleep();
+        let mut sges = match self.sges_of(&ctx, BufUse::Receive, false) {
+            Ok(sges) => sges,
+            Err(e) => return Err((e, ctx)),
+        };
         let work = self.box_work(handler, ctx, false)?;
-        // SAFETY: zero is a valid `ib_sge` and a valid `ib_recv_wr`.
-        let mut sges: [bindings::ib_sge; MAX_SGE] = unsafe { core::mem::zeroed() };
-        // SAFETY: as above.
+        // SAFETY: zero is a valid `ib_recv_wr`.
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a live box (see `box_work`).
         let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.__bindgen_anon_1.wr_cqe = cqe;
-        // SAFETY: `work` is valid until it is posted or reclaimed below.
-        let (n, _) = unsafe { self.sges_of(work, &mut sges, false) };
-        if n > 0 {
-            wr.sg_list = sges.as_mut_ptr();
-            wr.num_sge = n as i32;
+        if sges.n > 0 {
+            wr.sg_list = sges.list.as_mut_ptr();
+            wr.num_sge = sges.n as i32;
         }
         let mut bad = core::ptr::null();
         // SAFETY: the QP is valid (type invariant), the WR and SGE are valid
-        // for the call; the buffer they name is owned by `work`, which the
+        // for the call; the buffers they name are owned by `work`'s context
+        // (moving it into the box moved no byte they name), which the
         // device owns until the completion hands it back.
         let ret = unsafe { bindings::ib_post_recv(self.qp.as_ptr(), &wr, &mut bad) };
         // SAFETY: `work` was not posted if the call failed.
@@ -412,9 +450,35 @@ impl Qp {
         ctx: H::Ctx,
         op: SendOp,
     ) -> core::result::Result<PreparedSend<H>, (Error, H::Ctx)> {
+        might_sleep();
+        if matches!(
+            op,
+            SendOp::Read { .. } | SendOp::CompareSwap { .. } | SendOp::FetchAdd { .. }
+        ) && !self.may_read()
+        {
+            return Err((EINVAL, ctx));
+        }
+        let sges = match op {
+            SendOp::Send | SendOp::Write { .. } => self.sges_of(&ctx, BufUse::DeviceReads, true),
+            SendOp::Read { .. } => self.sges_of(&ctx, BufUse::DeviceWrites, false),
+            SendOp::CompareSwap { .. } | SendOp::FetchAdd { .. } => self
+                .sges_of(&ctx, BufUse::DeviceWrites, false)
+                // An atomic's result is 8 bytes in one entry.
+                .and_then(|s| {
+                    if s.n == 1 && s.list[0].length == 8 {
+                        Ok(s)
+                    } else {
+                        Err(EINVAL)
+                    }
+                }),
+        };
+        let sges = match sges {
+            Ok(sges) => sges,
+            Err(e) => return Err((e, ctx)),
+        };
         let work = self.box_work(handler, ctx, true)?;
         // INVARIANT: a live box from `box_work`, not posted.
-        Ok(PreparedSend { work, op })
+        Ok(PreparedSend { work, op, sges })
     }
 
     /// Posts a request [`Qp::prepare_send`] made ready on this QP (`EINVAL`
@@ -433,11 +497,9 @@ impl Qp {
             return Err((EINVAL, p.into_ctx()));
         }
         let p = ManuallyDrop::new(p);
-        let (work, op) = (p.work, p.op);
+        let (work, op, mut sges) = (p.work, p.op, p.sges);
         // From here `work` is posted or reclaimed below, once.
-        // SAFETY: zero is valid for these plain C structures.
-        let mut sges: [bindings::ib_sge; MAX_SGE] = unsafe { core::mem::zeroed() };
-        // SAFETY: as above.
+        // SAFETY: zero is valid for this plain C structure.
         let mut atomic: bindings::ib_atomic_wr = unsafe { core::mem::zeroed() };
         // `ib_rdma_wr` and `ib_atomic_wr` both start with the `ib_send_wr`;
         // the larger one is the storage for either.
@@ -446,14 +508,11 @@ impl Qp {
         // SAFETY: `work` is a live box (see `box_work`).
         wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
-        let may_inline = matches!(op, SendOp::Send | SendOp::Write { .. });
-        // SAFETY: `work` is valid until it is posted or reclaimed below.
-        let (n, inline) = unsafe { self.sges_of(work, &mut sges, may_inline) };
-        if n > 0 {
-            wr.sg_list = sges.as_mut_ptr();
-            wr.num_sge = n as i32;
+        if sges.n > 0 {
+            wr.sg_list = sges.list.as_mut_ptr();
+            wr.num_sge = sges.n as i32;
         }
-        if inline {
+        if sges.inline {
             wr.send_flags |= bindings::ib_send_flags_IB_SEND_INLINE;
         }
         match op {
@@ -498,8 +557,12 @@ impl Qp {
         unsafe { self.post_send_wr(&atomic.wr, work) }
     }
 
-    /// Posts the fast registration of `region` with the remote
-    /// access `access`. On failure `ctx` is given back.
+    /// Posts the fast registration of `region` with the remote access
+    /// `access`, under a new key ([`Region::rkey`] reads it from now on):
+    /// every registration moves the key on (`ib_inc_rkey()`), so a key a
+    /// peer kept from an earlier registration of the region, since
+    /// invalidated, does not work again. `EINVAL` for a region of another
+    /// PD than the QP's. On failure `ctx` is given back. May sleep.
     pub fn post_reg_mr<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
@@ -507,6 +570,10 @@ impl Qp {
         region: &Arc<Region>,
         access: Access,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
+        might_sleep();
+        if let Err(e) = self.check_region(region).and_then(|()| self.no_sges(&ctx)) {
+            return Err((e, ctx));
+        }
         let work = self.box_work(handler, ctx, true)?;
         // SAFETY: `work` is a live box; it keeps the region alive
         // until the request completes.
@@ -518,7 +585,7 @@ impl Qp {
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.mr = region.mr_raw();
-        wr.key = region.rkey();
+        wr.key = region.next_key();
         wr.access = access.reg_flags() as i32;
         // SAFETY: a registration request naming `work`'s cqe and an MR that
         // `work` keeps alive, with its memory.
@@ -531,7 +598,9 @@ impl Qp {
     /// ([`super::device::Device::is_iwarp`]). With `invalidate` the READ also
     /// invalidates the sink's key when it completes
     /// (`IB_WR_RDMA_READ_WITH_INV`, iWARP only), so the peer can no longer
-    /// write there. On failure `ctx` is given back.
+    /// write there. `EINVAL` for a region of another PD than the QP's, or a
+    /// context with buffers (the region is the sink). On failure `ctx` is
+    /// given back. May sleep.
     #[allow(clippy::too_many_arguments)]
     pub fn post_read_into<H: CompletionHandler>(
         &self,
@@ -543,8 +612,12 @@ impl Qp {
         rkey: u32,
         invalidate: bool,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
-        if len == 0 || len > region.len() {
+        might_sleep();
+        if len == 0 || len > region.len() || !self.may_read() {
             return Err((EINVAL, ctx));
+        }
+        if let Err(e) = self.check_region(region).and_then(|()| self.no_sges(&ctx)) {
+            return Err((e, ctx));
         }
         let work = self.box_work(handler, ctx, true)?;
         // SAFETY: `work` is a live box; it keeps the region, memory
@@ -576,13 +649,18 @@ impl Qp {
     }
 
     /// Posts a local invalidation of `region`'s current key: after it
-    /// completes, no peer can use the key. On failure `ctx` is given back.
+    /// completes, no peer can use the key. `EINVAL` for a region of another
+    /// PD than the QP's. On failure `ctx` is given back. May sleep.
     pub fn post_local_inv<H: CompletionHandler>(
         &self,
         handler: &Arc<H>,
         ctx: H::Ctx,
         region: &Arc<Region>,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
+        might_sleep();
+        if let Err(e) = self.check_region(region).and_then(|()| self.no_sges(&ctx)) {
+            return Err((e, ctx));
+        }
         let work = self.box_work(handler, ctx, true)?;
         // SAFETY: `work` is a live box; it keeps the region alive.
         unsafe { (*work.as_ptr()).region = Some(region.clone()) };
@@ -625,12 +703,6 @@ impl Qp {
         ctx: H::Ctx,
         send: bool,
     ) -> core::result::Result<NonNull<Work<H>>, (Error, H::Ctx)> {
-        // A list longer than the queue takes: refused before anything is
-        // taken.
-        let max = if send { self.send_sge } else { self.recv_sge };
-        if ctx.sges().len() > max as usize {
-            return Err((EINVAL, ctx));
-        }
         // Taken first; if the allocation below fails it is dropped, and so
         // given back.
         let slot = match self.slots.take(send) {
@@ -661,23 +733,34 @@ impl Qp {
         Ok(work)
     }
 
-    /// Writes the scatter/gather list of a boxed work request into `out`,
-    /// under the PD's local key; returns how many entries it has, and
-    /// whether they name inline data: with `may_inline`, a list of at most
-    /// [`Self::max_inline`] bytes of buffers the device only reads.
-    ///
-    /// # Safety
-    ///
-    /// `work` must be a live box from `box_work`.
-    unsafe fn sges_of<H: CompletionHandler>(
-        &self,
-        work: NonNull<Work<H>>,
-        out: &mut [bindings::ib_sge; MAX_SGE],
-        may_inline: bool,
-    ) -> (usize, bool) {
-        // SAFETY: by the caller's guarantee.
-        let ctx = unsafe { &(*work.as_ptr()).ctx };
+    /// The scatter/gather entries of a request with context `ctx`, under
+    /// the PD's local key, from one call of [`WorkCtx::sges`]: what is
+    /// checked is what is posted. `EINVAL` for a list longer than the
+    /// queue's, a buffer mapped on another device than the QP's, or one
+    /// mapped the wrong way for `usage`. With `may_inline`, a list of at
+    /// most [`Self::max_inline`] bytes of buffers the device only reads is
+    /// posted inline.
+    fn sges_of<C: WorkCtx>(&self, ctx: &C, usage: BufUse, may_inline: bool) -> Result<Sges> {
         let list = ctx.sges();
+        // Every request but a receive goes on the send queue.
+        let max = match usage {
+            BufUse::Receive => self.recv_sge,
+            BufUse::DeviceReads | BufUse::DeviceWrites => self.send_sge,
+        };
+        if list.len() > max as usize {
+            return Err(EINVAL);
+        }
+        let dev = self.pd().device().as_raw();
+        for (buf, _) in list.iter() {
+            let dir = buf.direction();
+            let fits = match usage {
+                BufUse::DeviceReads => dir.device_reads(),
+                BufUse::DeviceWrites | BufUse::Receive => dir.device_writes(),
+            };
+            if buf.device().as_raw() != dev || !fits {
+                return Err(EINVAL);
+            }
+        }
         let total: usize = list.iter().map(|(buf, len)| len.min(buf.len())).sum();
         // Inline, the provider copies the bytes from their kernel address
         // while posting; only a buffer the device only reads qualifies.
@@ -686,7 +769,13 @@ impl Qp {
             && total <= self.max_inline as usize
             && list.iter().all(|(buf, _)| buf.inline_addr().is_some());
         let lkey = self.pd().local_dma_lkey();
-        for ((buf, len), sge) in list.iter().zip(out.iter_mut()) {
+        let mut sges = Sges {
+            // SAFETY: zero is a valid `ib_sge`.
+            list: unsafe { core::mem::zeroed() },
+            n: list.len(),
+            inline,
+        };
+        for ((buf, len), sge) in list.iter().zip(sges.list.iter_mut()) {
             *sge = bindings::ib_sge {
                 addr: match buf.inline_addr() {
                     Some(addr) if inline => addr,
@@ -697,7 +786,38 @@ impl Qp {
                 lkey: if inline { 0 } else { lkey },
             };
         }
-        (list.len(), inline)
+        Ok(sges)
+    }
+
+    /// Whether the QP may issue RDMA READs and atomics: its connect or
+    /// accept asked for an `initiator_depth` above 0 (or neither came yet,
+    /// and the provider refuses the post).
+    fn may_read(&self) -> bool {
+        // SAFETY: the QP's id is live while the QP is (type invariant).
+        let depth = unsafe { id_header(self.id) }
+            .initiator_depth
+            .load(Ordering::Acquire);
+        depth != 0
+    }
+
+    /// `EINVAL` unless `region` is in the QP's PD: a region of another PD,
+    /// or of another device, is not the provider's to register or name.
+    fn check_region(&self, region: &Region) -> Result {
+        if region.pd().as_raw() == self.pd().as_raw() {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    /// `EINVAL` unless `ctx` names no buffer: a request whose data is a
+    /// region's, or none, posts no buffer of the context.
+    fn no_sges<C: WorkCtx>(&self, ctx: &C) -> Result {
+        if ctx.sges().is_empty() {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
     }
 
     /// Takes back a work request that failed to post.
@@ -721,14 +841,18 @@ impl Qp {
 
 impl Drop for Qp {
     fn drop(&mut self) {
+        might_sleep();
         // SAFETY: the QP is valid (type invariant). Draining moves it to the
         // error state and waits until every posted request has completed,
         // so every `Work` box has been handed back.
         unsafe { bindings::ib_drain_qp(self.qp.as_ptr()) };
+        // No completion reaches the QP from here (`Wc::fail_qp`).
+        self.slots.clear_qp();
         // SAFETY: `id` is valid and owns this QP (type invariant).
         unsafe { bindings::rdma_destroy_qp(self.id.as_ptr()) };
-        // SAFETY: the QP that used them is gone; each is dropped once, here.
-        // The CQ and PD themselves go with the last object holding them.
+        // SAFETY: the QP that used them is gone; each is dropped once, here:
+        // the CQ's entries are free again. The CQ and PD themselves go with
+        // the last object holding them.
         unsafe {
             ManuallyDrop::drop(&mut self.cq);
             ManuallyDrop::drop(&mut self.pd);

@@ -5,41 +5,68 @@
 
 use super::bindings;
 use super::errno;
+use super::work::Slots;
 use core::ptr::NonNull;
-use kernel::{error::to_result, prelude::*, str::CStr};
+use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
 
 /// A work completion, `struct ib_wc`, as a completion handler sees it.
 ///
-/// # Invariants
-///
-/// `qp` is the QP the request was posted on (ib_core always names it). It
-/// is valid for as long as the `Wc` is reachable: a handler is given `&Wc`
-/// for the duration of the call only (the type is neither `Clone` nor
-/// `Copy`), and a QP is destroyed only after it has been drained, that is,
-/// after every handler of its requests has returned ([`Qp`]'s `Drop`).
-#[derive(Debug)]
+/// It does not keep the `ib_wc`'s QP pointer: a handler earlier in the same
+/// polled batch may have dropped the last owner of that QP, and a QP
+/// destroyed under a direct CQ's batch leaves later completions naming it.
+/// [`Wc::fail_qp`] reaches the QP through its slots instead, which know
+/// whether it still exists.
 pub struct Wc {
-    /// `enum ib_wc_status`; 0 is success.
+    /// `enum ib_wc_status`; 0 is success. Only the status is defined for a
+    /// completion that failed: the fields below are then zero or `None`.
     pub status: u32,
+    /// `enum ib_wc_opcode`: the kind of request that completed
+    /// (`IB_WC_RECV`, `IB_WC_RDMA_READ`, ...).
+    pub opcode: u32,
     /// Bytes received (receive completions).
     pub byte_len: u32,
-    qp: Option<NonNull<bindings::ib_qp>>,
+    /// `enum ib_wc_flags`.
+    pub wc_flags: u32,
+    /// The immediate data of a SEND or RDMA WRITE with immediate that
+    /// landed here (`IB_WC_WITH_IMM`), in host byte order.
+    pub imm_data: Option<u32>,
+    /// The key a peer's SEND with invalidate invalidated here
+    /// (`IB_WC_WITH_INVALIDATE`).
+    pub invalidate_rkey: Option<u32>,
+    slots: Arc<Slots>,
+}
+
+impl core::fmt::Debug for Wc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Wc")
+            .field("status", &self.status)
+            .field("opcode", &self.opcode)
+            .field("byte_len", &self.byte_len)
+            .field("wc_flags", &self.wc_flags)
+            .field("imm_data", &self.imm_data)
+            .field("invalidate_rkey", &self.invalidate_rkey)
+            .finish()
+    }
 }
 
 impl Wc {
-    /// The handler's view of `wc`.
-    ///
-    /// # Safety
-    ///
-    /// `wc` must be a completion ib_core is handing to a `done` callback;
-    /// the `Wc` must live no longer than that call.
-    pub(super) unsafe fn new(wc: &bindings::ib_wc) -> Self {
-        // INVARIANT: the QP is drained before it is destroyed, so it
-        // outlives the call, and the `Wc` does not (the caller's guarantee).
+    /// The handler's view of `wc`, a completion of a request posted on the
+    /// QP whose slots are `slots`.
+    pub(super) fn new(wc: &bindings::ib_wc, slots: Arc<Slots>) -> Self {
+        let ok = wc.status == bindings::ib_wc_status_IB_WC_SUCCESS;
+        let flags = if ok { wc.wc_flags as u32 } else { 0 };
+        let with = |flag: u32| flags & flag != 0;
+        // SAFETY: both members of the union are plain integers, which any
+        // bits are; the flags say which one, if any, was written.
+        let (imm, inv) = unsafe { (wc.ex.imm_data, wc.ex.invalidate_rkey) };
         Self {
             status: wc.status,
-            byte_len: wc.byte_len,
-            qp: NonNull::new(wc.qp),
+            opcode: if ok { wc.opcode } else { 0 },
+            byte_len: if ok { wc.byte_len } else { 0 },
+            wc_flags: flags,
+            imm_data: with(bindings::ib_wc_flags_IB_WC_WITH_IMM).then(|| u32::from_be(imm)),
+            invalidate_rkey: with(bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE).then_some(inv),
+            slots,
         }
     }
 
@@ -63,12 +90,12 @@ impl Wc {
     /// up on the connection from a completion (the peer broke its
     /// protocol): every request still posted completes, flushed, and on
     /// iWARP the provider closes the stream, so the peer learns of it.
-    /// Handlers run in process context (ib_core's workqueue, or a thread
-    /// reaping a polled CQ), where modifying a QP may sleep.
+    /// `ENODEV` if the QP is being destroyed (it was drained: nothing is
+    /// posted any more). Handlers run in process context (ib_core's
+    /// workqueue, or a thread reaping a polled CQ), where modifying a QP
+    /// may sleep.
     pub fn fail_qp(&self) -> Result {
-        let qp = self.qp.ok_or(EINVAL)?;
-        // SAFETY: `qp` is valid (type invariant).
-        unsafe { modify_qp_err(qp) }
+        self.slots.fail_qp()
     }
 
     /// The errno a failed completion maps to.

@@ -14,8 +14,8 @@ use super::bindings;
 use super::dma::DeviceBuf;
 use super::errno;
 use super::mr::Region;
-use super::qp::SendOp;
-use super::wc::Wc;
+use super::qp::{SendOp, Sges};
+use super::wc::{modify_qp_err, Wc};
 use core::{
     alloc::Layout,
     mem::ManuallyDrop,
@@ -24,9 +24,9 @@ use core::{
 };
 use kernel::{
     alloc::{allocator::Kmalloc, Allocator},
-    new_spinlock,
+    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, SpinLock},
+    sync::{Arc, Mutex, SpinLock},
 };
 
 /// The most scatter/gather entries one request may have here.
@@ -101,10 +101,14 @@ impl Default for SgeList<'_> {
 /// buffers.
 pub trait WorkCtx: Send {
     /// The request's scatter/gather list, buffers this context owns; empty
-    /// for a request without data. Its length must be within the QP's
-    /// ([`QpCaps`]), or posting fails with `EINVAL`.
+    /// for a request without data. Posting fails with `EINVAL` if the list
+    /// is longer than the QP's ([`QpCaps`]), or names a buffer mapped on
+    /// another device than the QP's, or mapped the wrong way for the
+    /// request ([`Direction`]). Posting calls it once, and posts what it
+    /// checked.
     ///
     /// [`QpCaps`]: super::qp::QpCaps
+    /// [`Direction`]: super::dma::Direction
     fn sges(&self) -> SgeList<'_>;
 }
 
@@ -244,7 +248,20 @@ pub(super) struct Slots {
     pub(super) recv: AtomicU32,
     #[pin]
     boxes: SpinLock<BoxCache>,
+    /// The QP, while it may be modified: from its creation until its
+    /// `Drop` has drained it, just before it is destroyed. A completion
+    /// reaches its QP through this ([`Wc::fail_qp`]), never through the
+    /// pointer in the `ib_wc`, which a handler of the same batch may have
+    /// destroyed.
+    #[pin]
+    qp: Mutex<QpPtr>,
 }
+
+/// The QP of a [`Slots`], or none once it is being destroyed.
+pub(super) struct QpPtr(Option<NonNull<bindings::ib_qp>>);
+
+// SAFETY: a QP may be modified from any thread.
+unsafe impl Send for QpPtr {}
 
 /// Which queue a posted request occupies, and its QP's [`Slots`].
 pub(super) enum Slot {
@@ -266,6 +283,7 @@ impl Slots {
                 recv: AtomicU32::new(recv),
                 // INVARIANT: empty, with room for a box per slot.
                 boxes <- new_spinlock!(BoxCache { layout: None, free }, "rdma_qp_boxes"),
+                qp <- new_mutex!(QpPtr(None), "rdma_qp_ptr"),
             }),
             GFP_KERNEL,
         )
@@ -320,6 +338,29 @@ impl Slots {
         unsafe { Kmalloc::free(b, layout) };
     }
 
+    /// Records the QP the slots are of, once it exists.
+    pub(super) fn set_qp(&self, qp: NonNull<bindings::ib_qp>) {
+        self.qp.lock().0 = Some(qp);
+    }
+
+    /// Forgets the QP, which is about to be destroyed: waits for a
+    /// [`Slots::fail_qp`] that is modifying it.
+    pub(super) fn clear_qp(&self) {
+        self.qp.lock().0 = None;
+    }
+
+    /// Moves the QP to the error state; `ENODEV` once it is being
+    /// destroyed (drained: everything posted has completed already).
+    pub(super) fn fail_qp(&self) -> Result {
+        let qp = self.qp.lock();
+        match qp.0 {
+            // SAFETY: the QP is valid until `clear_qp`, which waits for the
+            // lock held here.
+            Some(ptr) => unsafe { modify_qp_err(ptr) },
+            None => Err(ENODEV),
+        }
+    }
+
     /// Takes a slot of the send queue (`send`) or the receive queue;
     /// `ENOBUFS` when it is full (requests of an operation that timed out,
     /// say, still hold theirs).
@@ -365,6 +406,8 @@ impl Drop for Slot {
 pub struct PreparedSend<H: CompletionHandler> {
     pub(super) work: NonNull<Work<H>>,
     pub(super) op: SendOp,
+    /// The request's entries, built when it was prepared.
+    pub(super) sges: Sges,
 }
 
 // SAFETY: it owns the box, whose contents are `Send` (`CompletionHandler`
@@ -416,10 +459,13 @@ pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
         slot,
         ..
     } = work;
+    // The slot is free again for the handler's own posts; its QP's `Slots`
+    // stay, for `Wc::fail_qp`.
+    let slots = match &slot {
+        Slot::Send(s) | Slot::Recv(s) => s.clone(),
+    };
     drop(slot);
-    // SAFETY: ib_core is handing `wc` to this callback; the handler gets
-    // `&Wc` for the call only.
-    let wc = unsafe { Wc::new(wc) };
+    let wc = Wc::new(wc, slots);
     H::complete(&handler, &wc, ctx);
     drop(region);
 }

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Run-time misuse checks of `kernel::rdma`: what the types cannot rule
+//! out must be refused with an errno, from safe code.
+//!
+//! The module listens on port 7471 of every address. When a peer connects,
+//! it accepts, and once the connection is up a work item runs the checks on
+//! the connection's queue pair, printing KTAP (`ok N name`, `not ok N
+//! name`) and a closing `misuse: N passed, N failed` line to the kernel
+//! log. The connection ends with the last check. A second RDMA device, if
+//! present, is the "other" device of the cross-device checks; without one
+//! they are skipped. No `unsafe` in this file.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::prelude::*;
+use kernel::{
+    c_str, new_condvar, new_mutex,
+    rdma::{
+        cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
+        cq::{Cq, PollContext},
+        device::{Client, ClientRegistration, Device, DeviceRef},
+        dma::{DeviceBuf, Direction},
+        mr::{Access, Region},
+        pd::Pd,
+        qp::{QpCaps, SendOp},
+        wc::Wc,
+        work::{CompletionHandler, SgeList, WorkCtx, MAX_SGE},
+    },
+    str::CStr,
+    sync::{Arc, CondVar, Mutex},
+    time::msecs_to_jiffies,
+    workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+};
+
+module! {
+    type: RdmaMisuse,
+    name: "rdma_misuse",
+    author: "rdma-krust developers",
+    description: "kernel::rdma misuse checks (test only)",
+    license: "GPL",
+}
+
+const PORT: u16 = 7471;
+const OWNER: &CStr = c_str!("rdma_misuse");
+const CHECKS: u32 = 8;
+
+/// The devices present, for the cross-device checks.
+#[pin_data]
+struct Devices {
+    #[pin]
+    list: Mutex<KVec<Option<DeviceRef>>>,
+}
+
+/// The `ib_client` that keeps [`Devices`].
+struct DevClient(Arc<Devices>);
+
+impl Client for DevClient {
+    type DeviceData = ();
+
+    fn add(&self, dev: &Device) -> Result {
+        let r = DeviceRef::new(dev).ok_or(ENODEV)?;
+        self.0.list.lock().push(Some(r), GFP_KERNEL)?;
+        Ok(())
+    }
+
+    fn remove(&self, dev: &Device, _data: ()) {
+        let gone = {
+            let mut list = self.0.list.lock();
+            list.iter_mut()
+                .find(|d| d.as_ref().is_some_and(|d| d.index() == dev.index()))
+                .and_then(Option::take)
+        };
+        drop(gone);
+    }
+}
+
+kernel::rdma_client_slot!(DevClient);
+
+/// What a posted request carries.
+enum Ctx {
+    /// No buffer (registrations, invalidations).
+    None,
+    /// One buffer.
+    Buf(DeviceBuf),
+    /// A list whose length changes from one call of `sges` to the next.
+    Fickle {
+        calls: AtomicU32,
+        bufs: [DeviceBuf; MAX_SGE],
+    },
+}
+
+impl WorkCtx for Ctx {
+    fn sges(&self) -> SgeList<'_> {
+        match self {
+            Ctx::None => SgeList::new(),
+            Ctx::Buf(b) => SgeList::one(b, b.len()),
+            Ctx::Fickle { calls, bufs } => {
+                let first = calls.fetch_add(1, Ordering::Relaxed) == 0;
+                let mut list = SgeList::one(&bufs[0], bufs[0].len());
+                if !first {
+                    for b in &bufs[1..] {
+                        let _ = list.push(b, b.len());
+                    }
+                }
+                list
+            }
+        }
+    }
+}
+
+/// Completions seen, and what `fail_qp` answered after the owner went.
+struct Reaped {
+    done: u32,
+    failed: u32,
+    fail_qp_after_drop: KVec<i32>,
+    /// The owner is being dropped, and then gone.
+    dropped: bool,
+    gone: bool,
+}
+
+#[pin_data]
+struct Misuse {
+    devices: Arc<Devices>,
+    /// The accepted connection, until the last check drops it.
+    #[pin]
+    child: Mutex<Option<CmId<Misuse>>>,
+    /// Its CQ, reaped here (direct).
+    #[pin]
+    cq: Mutex<Option<Arc<Cq>>>,
+    #[pin]
+    reaped: Mutex<Reaped>,
+    #[pin]
+    finished: Mutex<bool>,
+    #[pin]
+    cv: CondVar,
+    /// `ok`/`not ok` of the CQ check made while accepting.
+    #[pin]
+    cq_check: Mutex<Option<Result>>,
+    #[pin]
+    work: Work<Misuse>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Misuse { self.work }
+}
+
+struct Tap {
+    n: u32,
+    passed: u32,
+    failed: u32,
+}
+
+impl Tap {
+    fn check(&mut self, name: &str, r: Result) {
+        self.n += 1;
+        match r {
+            Ok(()) => {
+                self.passed += 1;
+                pr_info!("ok {} {}\n", self.n, name);
+            }
+            Err(e) => {
+                self.failed += 1;
+                pr_info!("not ok {} {} # errno {}\n", self.n, name, e.to_errno());
+            }
+        }
+    }
+
+    fn skip(&mut self, name: &str, why: &str) {
+        self.n += 1;
+        self.passed += 1;
+        pr_info!("ok {} {} # SKIP {}\n", self.n, name, why);
+    }
+}
+
+/// `Ok` if `r` failed with `want`; the errno seen (or `ERANGE` for a
+/// success) otherwise.
+fn expect_err<T, C>(r: core::result::Result<T, (Error, C)>, want: Error) -> Result {
+    match r {
+        Err((e, _)) if e == want => Ok(()),
+        Err((e, _)) => Err(e),
+        Ok(_) => Err(ERANGE),
+    }
+}
+
+fn expect_errno<T>(r: Result<T>, want: Error) -> Result {
+    match r {
+        Err(e) if e == want => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Err(ERANGE),
+    }
+}
+
+impl Misuse {
+    /// The QP's capacities: one SGE a receive, so that a second entry is
+    /// refused.
+    const CAPS: QpCaps = QpCaps {
+        send_wr: 8,
+        recv_wr: 8,
+        send_sge: 1,
+        recv_sge: 1,
+        max_inline: 0,
+    };
+
+    fn accept(this: &Arc<Self>, req: &HandlerId<'_, Self>) -> Result {
+        let mut id = req.adopt()?;
+        let dev = id.device().ok_or(ENODEV)?;
+        let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
+        let need = Self::CAPS.cq_entries()?;
+        // Row 10: a CQ one entry short of the QP's needs is refused.
+        let small = Arc::new(
+            Cq::new(&dev, need - 1, None, PollContext::Direct, OWNER)?,
+            GFP_KERNEL,
+        )?;
+        *this.cq_check.lock() = Some(expect_errno(
+            id.create_qp_on(&pd, &small, Self::CAPS).map(|_| ()),
+            ENOSPC,
+        ));
+        drop(small);
+        let cq = Arc::new(
+            Cq::new(&dev, need, None, PollContext::Direct, OWNER)?,
+            GFP_KERNEL,
+        )?;
+        id.create_qp_on(&pd, &cq, Self::CAPS)?;
+        *this.cq.lock() = Some(cq);
+        *this.child.lock() = Some(id);
+        let param = ConnParam {
+            rnr_retry_count: 7,
+            ..ConnParam::default()
+        };
+        req.accept(&param)
+    }
+
+    /// Reaps the CQ until `want` completions were seen in all.
+    fn reap_until(&self, want: u32) -> Result {
+        let cq = self.cq.lock().clone().ok_or(ENODEV)?;
+        for _ in 0..1000 {
+            cq.process_direct(16)?;
+            if self.reaped.lock().done >= want {
+                return Ok(());
+            }
+            let mut f = self.finished.lock();
+            let _ = self
+                .cv
+                .wait_interruptible_timeout(&mut f, msecs_to_jiffies(10));
+        }
+        Err(EAGAIN)
+    }
+
+    /// Posts with the connection's QP.
+    fn with_qp<T>(&self, f: impl FnOnce(&kernel::rdma::qp::Qp) -> Result<T>) -> Result<T> {
+        let child = self.child.lock();
+        let qp = child.as_ref().and_then(|c| c.qp()).ok_or(ENODEV)?;
+        f(qp)
+    }
+
+    fn run_checks(this: &Arc<Self>) {
+        let mut tap = Tap {
+            n: 0,
+            passed: 0,
+            failed: 0,
+        };
+        pr_info!("KTAP version 1\n");
+        pr_info!("1..{}\n", CHECKS);
+        let r = this.cq_check.lock().take().unwrap_or(Err(ENOENT));
+        tap.check("cq_too_small_refused", r);
+
+        let dev = match this.with_qp(|qp| Ok(qp.pd().device().clone())) {
+            Ok(d) => d,
+            Err(e) => {
+                pr_info!(
+                    "not ok {} no connection # errno {}\n",
+                    tap.n + 1,
+                    e.to_errno()
+                );
+                pr_info!("misuse: {} passed, {} failed\n", tap.passed, tap.failed + 1);
+                return;
+            }
+        };
+
+        // Row 11: one call of `sges`, one entry: posted, not refused by the
+        // provider for the four entries a second call would list.
+        let r = (|| {
+            let bufs = [
+                DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?,
+                DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?,
+                DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?,
+                DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?,
+            ];
+            let ctx = Ctx::Fickle {
+                calls: AtomicU32::new(0),
+                bufs,
+            };
+            this.with_qp(|qp| qp.post_recv(this, ctx).map_err(|(e, _)| e))
+        })();
+        tap.check("sges_listed_once", r);
+
+        // Row 12: buffers mapped the wrong way for the request.
+        let r = (|| {
+            let to_dev = DeviceBuf::alloc(&dev, 64, Direction::ToDevice)?;
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_recv(this, Ctx::Buf(to_dev))))?,
+                EINVAL,
+            )?;
+            let from_dev = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(from_dev), SendOp::Send)))?,
+                EINVAL,
+            )?;
+            let to_dev = DeviceBuf::alloc(&dev, 64, Direction::ToDevice)?;
+            let read = SendOp::Read {
+                remote_addr: 0,
+                rkey: 0,
+            };
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(to_dev), read)))?,
+                EINVAL,
+            )?;
+            let to_dev = DeviceBuf::alloc(&dev, 8, Direction::ToDevice)?;
+            let fadd = SendOp::FetchAdd {
+                remote_addr: 0,
+                rkey: 0,
+                add: 1,
+            };
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(to_dev), fadd)))?,
+                EINVAL,
+            )
+        })();
+        tap.check("wrong_direction_refused", r);
+
+        // Row 3: a region of another PD, on the same device.
+        let r = (|| {
+            let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
+            let region = Region::new(&pd, 4096, 0)?;
+            expect_err(
+                this.with_qp(|qp| {
+                    Ok(qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ))
+                })?,
+                EINVAL,
+            )?;
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_local_inv(this, Ctx::None, &region)))?,
+                EINVAL,
+            )?;
+            expect_err(
+                this.with_qp(|qp| {
+                    Ok(qp.post_read_into(this, Ctx::None, &region, 64, 0, 0, false))
+                })?,
+                EINVAL,
+            )
+        })();
+        tap.check("foreign_pd_region_refused", r);
+
+        // Row 2: a buffer and a region of another device.
+        let other = this
+            .devices
+            .list
+            .lock()
+            .iter()
+            .flatten()
+            .find(|d| d.index() != dev.index())
+            .cloned();
+        match other {
+            None => tap.skip("foreign_device_buffer_refused", "one RDMA device"),
+            Some(other) => {
+                let r = (|| {
+                    let buf = DeviceBuf::alloc(&other, 64, Direction::FromDevice)?;
+                    expect_err(
+                        this.with_qp(|qp| Ok(qp.post_recv(this, Ctx::Buf(buf))))?,
+                        EINVAL,
+                    )?;
+                    let buf = DeviceBuf::alloc(&other, 64, Direction::ToDevice)?;
+                    expect_err(
+                        this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), SendOp::Send)))?,
+                        EINVAL,
+                    )?;
+                    let pd = Arc::new(Pd::new(&other, OWNER)?, GFP_KERNEL)?;
+                    let region = Region::new(&pd, 4096, 0)?;
+                    expect_err(
+                        this.with_qp(|qp| {
+                            Ok(qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ))
+                        })?,
+                        EINVAL,
+                    )
+                })();
+                tap.check("foreign_device_buffer_refused", r);
+            }
+        }
+
+        // Row 16: registering a region again after invalidating it moves
+        // its key on.
+        let r = (|| {
+            let pd = this.with_qp(|qp| Ok(qp.pd().clone()))?;
+            let region = Region::new(&pd, 4096, 0)?;
+            let base = this.reaped.lock().done;
+            this.with_qp(|qp| {
+                qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ)
+                    .map_err(|(e, _)| e)
+            })?;
+            this.reap_until(base + 1)?;
+            let k1 = region.rkey();
+            this.with_qp(|qp| {
+                qp.post_local_inv(this, Ctx::None, &region)
+                    .map_err(|(e, _)| e)
+            })?;
+            this.reap_until(base + 2)?;
+            this.with_qp(|qp| {
+                qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ)
+                    .map_err(|(e, _)| e)
+            })?;
+            this.reap_until(base + 3)?;
+            let k2 = region.rkey();
+            if this.reaped.lock().failed != 0 {
+                return Err(EIO);
+            }
+            if k2 == k1 || k2 & 0xff != k1.wrapping_add(1) & 0xff {
+                pr_info!("# keys {:#x} then {:#x}\n", k1, k2);
+                return Err(ERANGE);
+            }
+            Ok(())
+        })();
+        tap.check("reregistration_moves_rkey", r);
+
+        // Row 4: a handler drops the last owner of the QP while later
+        // completions of the same polled batch still name it; their
+        // `fail_qp` must find it gone.
+        let r = (|| {
+            for _ in 0..3 {
+                let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
+                this.with_qp(|qp| qp.post_recv(this, Ctx::Buf(buf)).map_err(|(e, _)| e))?;
+            }
+            this.with_qp(|qp| qp.fail())?;
+            // The flushed completions reach the CQ from the provider's
+            // own context: all of them, before one batch is polled.
+            {
+                let mut f = this.finished.lock();
+                let _ = this
+                    .cv
+                    .wait_interruptible_timeout(&mut f, msecs_to_jiffies(300));
+            }
+            let cq = this.cq.lock().clone().ok_or(ENODEV)?;
+            for _ in 0..100 {
+                cq.process_direct(16)?;
+                if this.child.lock().is_none() {
+                    break;
+                }
+            }
+            let reaped = this.reaped.lock();
+            // Completions of the batch after the drop found the QP gone.
+            for e in reaped.fail_qp_after_drop.iter() {
+                pr_info!("# fail_qp after the drop: {}\n", e);
+            }
+            if !reaped.gone || reaped.fail_qp_after_drop.is_empty() {
+                return Err(ENOENT);
+            }
+            if reaped
+                .fail_qp_after_drop
+                .iter()
+                .all(|&e| e == ENODEV.to_errno())
+            {
+                Ok(())
+            } else {
+                Err(ERANGE)
+            }
+        })();
+        tap.check("fail_qp_after_owner_dropped", r);
+
+        // Whatever is left of the connection goes now.
+        let child = this.child.lock().take();
+        drop(child);
+        tap.check(
+            "checks_ran",
+            if tap.n + 1 == CHECKS {
+                Ok(())
+            } else {
+                Err(ERANGE)
+            },
+        );
+        pr_info!("misuse: {} passed, {} failed\n", tap.passed, tap.failed);
+    }
+}
+
+impl WorkItem for Misuse {
+    type Pointer = Arc<Misuse>;
+
+    fn run(this: Arc<Misuse>) {
+        Self::run_checks(&this);
+        *this.finished.lock() = true;
+        this.cv.notify_all();
+    }
+}
+
+impl CmHandler for Misuse {
+    fn event(this: &Arc<Self>, id: &HandlerId<'_, Self>, event: &CmEvent) {
+        match event.kind {
+            CmEventKind::ConnectRequest => {
+                if this.child.lock().is_some() {
+                    return; // one connection at a time: not adopted, rejected
+                }
+                if let Err(e) = Self::accept(this, id) {
+                    pr_info!("# accepting failed: {:?}\n", e);
+                    let child = this.child.lock().take();
+                    if let Some(child) = child {
+                        let _ = id.reject();
+                        id.disown(child);
+                    }
+                }
+            }
+            CmEventKind::Established => {
+                let _ = workqueue::system().enqueue(this.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl CompletionHandler for Misuse {
+    type Ctx = Ctx;
+
+    fn complete(this: &Arc<Self>, wc: &Wc, _ctx: Ctx) {
+        let drop_now = {
+            let mut r = this.reaped.lock();
+            r.done += 1;
+            if !wc.ok() && !wc.flushed() {
+                r.failed += 1;
+            }
+            if wc.flushed() && !r.dropped {
+                r.dropped = true;
+                true
+            } else {
+                if r.gone {
+                    let e = match wc.fail_qp() {
+                        Ok(()) => 0,
+                        Err(e) => e.to_errno(),
+                    };
+                    let _ = r.fail_qp_after_drop.push(e, GFP_KERNEL);
+                }
+                false
+            }
+        };
+        if drop_now {
+            // The last owner of the QP, dropped inside the batch: drains
+            // and destroys the QP.
+            let child = this.child.lock().take();
+            drop(child);
+            this.reaped.lock().gone = true;
+        }
+    }
+}
+
+struct RdmaMisuse {
+    listener: Option<CmId<Misuse>>,
+    misuse: Arc<Misuse>,
+    _client: ClientRegistration<DevClient>,
+}
+
+impl kernel::Module for RdmaMisuse {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let devices = Arc::pin_init(
+            pin_init!(Devices {
+                list <- new_mutex!(KVec::new()),
+            }),
+            GFP_KERNEL,
+        )?;
+        let client = ClientRegistration::new(c_str!("rdma_misuse"), DevClient(devices.clone()))?;
+        let misuse = Arc::pin_init(
+            pin_init!(Misuse {
+                devices,
+                child <- new_mutex!(None),
+                cq <- new_mutex!(None),
+                reaped <- new_mutex!(Reaped {
+                    done: 0,
+                    failed: 0,
+                    fail_qp_after_drop: KVec::new(),
+                    dropped: false,
+                    gone: false,
+                }),
+                finished <- new_mutex!(false),
+                cv <- new_condvar!(),
+                cq_check <- new_mutex!(None),
+                work <- new_work!("rdma_misuse"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut listener = CmId::new(misuse.clone(), PortSpace::Tcp, OWNER)?;
+        listener.listen(&SockAddr::v4([0; 4], PORT), 1)?;
+        pr_info!("listening on port {}\n", PORT);
+        Ok(Self {
+            listener: Some(listener),
+            misuse,
+            _client: client,
+        })
+    }
+}
+
+impl Drop for RdmaMisuse {
+    fn drop(&mut self) {
+        drop(self.listener.take());
+        let child = self.misuse.child.lock().take();
+        drop(child);
+        *self.misuse.cq.lock() = None;
+    }
+}

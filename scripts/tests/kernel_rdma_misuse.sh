@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# kernel::rdma is sound for any caller: what its types cannot rule out is
+# refused with an errno. A test module written against the safe API alone
+# (kernel/tests/misuse/runtime/rdma_misuse.rs, no unsafe) tries each misuse
+# on a live connection and prints KTAP; each check asserts the errno (or,
+# for the CQ batch check, that a completion after its QP was destroyed
+# finds it gone). A second device of the provider is the "other" device of
+# the cross-device checks. The debug kernel runs it under KASAN and lockdep.
+
+DESCRIPTION="kernel::rdma refuses misuse from safe code with an errno (KTAP from a test module)"
+
+MISUSE_KO=$ROOT/kernel/tests/misuse/runtime/rdma_misuse.ko
+
+requires() {
+	[ -f "$MISUSE_KO" ] && return 0
+	echo "no $MISUSE_KO (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
+	return 1
+}
+
+test_main() {
+	ensure_loaded
+	veth_dev ${PROV}18 18 203.0.113.18
+	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
+	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
+		fail "the misuse module does not listen"
+	# A peer to connect: it sends one byte and waits for an echo that never
+	# comes; the checks run once the connection is up, and end it.
+	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer" 2>&1 &
+	local peer=$!
+	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: misuse: [0-9]* passed'" ||
+		fail "no verdict from the misuse module: $(dmesg | grep rdma_misuse: | tail -20)"
+	kill $peer 2>/dev/null
+	wait $peer || true # killed, or failed without its echo
+	local log verdict
+	log=$(dmesg | grep 'rdma_misuse: ' | sed 's/.*rdma_misuse: //')
+	echo "$log" | sed 's/^/  /'
+	verdict=$(echo "$log" | grep '^misuse: ')
+	rmmod rdma_misuse || fail "rmmod rdma_misuse"
+	timeout 20 rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
+	ip link del kv18
+	expect_eq "$verdict" "misuse: 8 passed, 0 failed" "the misuse checks"
+	echo "$log" | grep -q '^ok [0-9]* foreign_device_buffer_refused$' ||
+		fail "the cross-device check did not run with ${PROV}18 present"
+}
