@@ -25,14 +25,23 @@ test_main() {
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
 		fail "the misuse module does not listen"
-	# A peer to connect: it sends one byte and waits for an echo that never
-	# comes; the checks run once the connection is up, and end it.
-	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer" 2>&1 &
-	local peer=$!
+	# Two peers, one after the other: each sends one byte and waits for an
+	# echo that never comes; the module's checks run once its connection is
+	# up, and end it. The first connection is accepted with an initiator
+	# depth of 0, the second with 1.
+	local peer
+	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer1" 2>&1 &
+	peer=$!
+	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 1 done'" ||
+		fail "the first connection's check did not run: $(dmesg | grep rdma_misuse: | tail -20)"
+	kill $peer 2>/dev/null
+	wait $peer || true # killed, or failed without its echo
+	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer2" 2>&1 &
+	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: misuse: [0-9]* passed'" ||
 		fail "no verdict from the misuse module: $(dmesg | grep rdma_misuse: | tail -20)"
 	kill $peer 2>/dev/null
-	wait $peer || true # killed, or failed without its echo
+	wait $peer || true
 	local log verdict
 	log=$(dmesg | grep 'rdma_misuse: ' | sed 's/.*rdma_misuse: //')
 	echo "$log" | sed 's/^/  /'
@@ -40,7 +49,7 @@ test_main() {
 	rmmod rdma_misuse || fail "rmmod rdma_misuse"
 	timeout 20 rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
 	ip link del kv18
-	expect_eq "$verdict" "misuse: 8 passed, 0 failed" "the misuse checks"
+	expect_eq "$verdict" "misuse: 9 passed, 0 failed" "the misuse checks"
 	echo "$log" | grep -q '^ok [0-9]* foreign_device_buffer_refused$' ||
 		fail "the cross-device check did not run with ${PROV}18 present"
 }

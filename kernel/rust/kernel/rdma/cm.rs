@@ -552,7 +552,7 @@ impl<H: CmHandler> CmId<H> {
         }
         // SAFETY: non-null, so held by rdma_cm for the id (see above), which
         // `&self` keeps alive for this call.
-        DeviceRef::new(unsafe { Device::from_raw(dev) })
+        unsafe { Device::from_raw(dev) }.try_get()
     }
 
     /// Creates the RC QP of this id with a PD and a CQ of its own on the

@@ -141,7 +141,7 @@ impl Cq {
         let ptr = match comp_vector {
             Some(vector) => {
                 let vector = i32::try_from(vector).map_err(|_| EINVAL)?;
-                // SAFETY: `dev` is valid (type invariant of `DeviceRef`); a
+                // SAFETY: `dev` is valid (type invariant of `Device`); a
                 // null private pointer is allowed; `owner` is static.
                 from_err_ptr(unsafe {
                     bindings::__ib_alloc_cq(
@@ -195,7 +195,7 @@ impl Cq {
             Some(v) => i32::try_from(v).map_err(|_| EINVAL)?,
             None => -1,
         };
-        // SAFETY: `dev` is valid (type invariant of `DeviceRef`); `poll` is
+        // SAFETY: `dev` is valid (type invariant of `Device`); `poll` is
         // one of the pool's contexts (checked above).
         let ptr = from_err_ptr(unsafe {
             bindings::ib_cq_pool_get(dev.as_raw(), nr_cqe, hint, poll.raw())

@@ -15,7 +15,7 @@ use super::bindings;
 use core::{
     ffi::c_void,
     mem::MaybeUninit,
-    ops::{Deref, RangeInclusive},
+    ops::RangeInclusive,
     pin::Pin,
     ptr::{self, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
@@ -25,7 +25,7 @@ use kernel::{
     ffi::c_int,
     prelude::*,
     str::CStr,
-    types::{ForeignOwnable, Opaque},
+    types::{ARef, AlwaysRefCounted, ForeignOwnable, Opaque},
 };
 
 /// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
@@ -33,84 +33,50 @@ pub const NAME_LEN: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 
 /// An RDMA device, `struct ib_device`.
 ///
+/// Counted with `ib_device_try_get()` and `ib_device_put()`: an
+/// [`ARef<Device>`] ([`DeviceRef`]) keeps the device's memory valid, and
+/// ib_core's unregistration waits until every count is dropped, so a
+/// holder drops it from its `ib_client`'s `remove` (or before), or the
+/// unregistration never finishes.
+///
 /// # Invariants
 ///
-/// A `&Device` is only created for a device whose memory stays valid for the
-/// whole lifetime of the reference: inside the `add` and `remove` callbacks
-/// of a [`Client`], where ib_core keeps it registered, or borrowed from a
-/// [`DeviceRef`], whose count ib_core's unregistration waits for. The
-/// device may be unregistering in the second case: the methods only read
-/// fields fixed before registration, or call ib_core functions that check
-/// for themselves, except [`Device::name`] (see there).
+/// A `&Device` is only created for a device whose memory stays valid for
+/// the whole lifetime of the reference and whose count stays above zero
+/// meanwhile: inside the `add` and `remove` callbacks of a [`Client`],
+/// where ib_core keeps it registered (its registration's own count is put
+/// only after every client's `remove`), for an id rdma_cm keeps on it, or
+/// borrowed from an [`ARef<Device>`]. The device may be unregistering in
+/// the last two cases: the methods only read fields fixed before
+/// registration, or call ib_core functions that check for themselves, and
+/// [`Device::name`] reads with volatile loads.
 #[repr(transparent)]
 pub struct Device(Opaque<bindings::ib_device>);
 
-/// A counted reference to an RDMA device (`ib_device_try_get()` /
-/// `ib_device_put()`).
-///
-/// ib_core's unregistration waits until every such reference is dropped, so
-/// the memory stays valid; a holder must still drop it from its `ib_client`
-/// `remove` (or before), or unregistration never finishes.
-///
-/// # Invariants
-///
-/// `ptr` is a device on which this object holds one reference.
-pub struct DeviceRef {
-    ptr: NonNull<bindings::ib_device>,
-}
+/// A counted reference to an RDMA device.
+pub type DeviceRef = ARef<Device>;
 
 // SAFETY: an `ib_device` may be used and released from any thread.
-unsafe impl Send for DeviceRef {}
-// SAFETY: `&DeviceRef` only allows `&Device`, whose methods read fields
-// fixed before registration or call ib_core functions that take their own
-// locks, so they may run on several threads at once (`Device` itself is not
-// `Sync`, being an `Opaque`; this is the one way to share it).
-unsafe impl Sync for DeviceRef {}
+unsafe impl Send for Device {}
+// SAFETY: `&Device` allows only reads of fields fixed before registration,
+// volatile reads of the name, and ib_core functions that take their own
+// locks, so they may run on several threads at once.
+unsafe impl Sync for Device {}
 
-impl DeviceRef {
-    /// Takes a reference on `dev`; `None` if it is being unregistered.
-    pub fn new(dev: &Device) -> Option<Self> {
-        // SAFETY: `dev` is valid (type invariant of `Device`).
-        if unsafe { bindings::ib_device_try_get(dev.as_raw()) } {
-            // INVARIANT: a reference was taken just above.
-            Some(Self {
-                ptr: NonNull::from(dev).cast(),
-            })
-        } else {
-            None
-        }
-    }
-
-    /// The raw pointer, for calls this module does not wrap.
-    pub fn as_raw(&self) -> *mut bindings::ib_device {
-        self.ptr.as_ptr()
-    }
-}
-
-impl Deref for DeviceRef {
-    type Target = Device;
-
-    fn deref(&self) -> &Device {
-        // SAFETY: the reference keeps the device valid (type invariant).
-        unsafe { Device::from_raw(self.ptr.as_ptr()) }
-    }
-}
-
-impl Clone for DeviceRef {
-    fn clone(&self) -> Self {
-        // SAFETY: the device is valid and its count is at least one (ours),
-        // so `ib_device_try_get()` cannot fail.
+// SAFETY: `ib_device_try_get()` and `ib_device_put()` count the device, and
+// ib_core's unregistration waits for the count to reach zero before the
+// device is freed.
+unsafe impl AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: the device is valid and its count above zero (type
+        // invariant), so `ib_device_try_get()` cannot fail.
         let got = unsafe { bindings::ib_device_try_get(self.as_raw()) };
         debug_assert!(got);
-        // INVARIANT: a reference was taken just above.
-        Self { ptr: self.ptr }
     }
-}
 
-impl Drop for DeviceRef {
-    fn drop(&mut self) {
-        // SAFETY: drops the reference this object holds (type invariant).
-        unsafe { bindings::ib_device_put(self.as_raw()) };
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller owns a count (`dec_ref`'s contract).
+        unsafe { bindings::ib_device_put(obj.cast().as_ptr()) };
     }
 }
 
@@ -172,6 +138,19 @@ impl Device {
     /// The raw pointer, for calls this module does not wrap.
     pub fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
+    }
+
+    /// A counted reference, or `None` once the device's unregistration
+    /// has dropped its last count (`ib_device_try_get()`): for a device
+    /// reached through a pointer that may outlive its registration.
+    pub fn try_get(&self) -> Option<ARef<Device>> {
+        // SAFETY: the device's memory is valid (type invariant).
+        if unsafe { bindings::ib_device_try_get(self.as_raw()) } {
+            // SAFETY: the count taken just above is the new `ARef`'s.
+            Some(unsafe { ARef::from_raw(NonNull::from(self)) })
+        } else {
+            None
+        }
     }
 
     /// ib_core's index of this device, unique among registered devices.

@@ -52,7 +52,7 @@ impl Pd {
     /// `ib_alloc_pd()`.
     pub fn new(dev: &DeviceRef, owner: &'static CStr) -> Result<Self> {
         might_sleep();
-        // SAFETY: `dev` is a valid device (type invariant of `DeviceRef`);
+        // SAFETY: `dev` is a valid device (type invariant of `Device`);
         // `owner` is a static string.
         let ptr =
             from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, owner.as_char_ptr()) })?;

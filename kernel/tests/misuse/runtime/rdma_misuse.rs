@@ -3,13 +3,16 @@
 //! Run-time misuse checks of `kernel::rdma`: what the types cannot rule
 //! out must be refused with an errno, from safe code.
 //!
-//! The module listens on port 7471 of every address. When a peer connects,
-//! it accepts, and once the connection is up a work item runs the checks on
-//! the connection's queue pair, printing KTAP (`ok N name`, `not ok N
-//! name`) and a closing `misuse: N passed, N failed` line to the kernel
-//! log. The connection ends with the last check. A second RDMA device, if
-//! present, is the "other" device of the cross-device checks; without one
-//! they are skipped. No `unsafe` in this file.
+//! The module listens on port 7471 of every address and takes two
+//! connections, one after the other. The first is accepted with an
+//! initiator depth of 0, and its one check is that a READ and an atomic are
+//! refused on it; the second is accepted with a depth of 1, and the other
+//! checks run on its queue pair. Each connection's checks run in a work
+//! item once it is up, and end it. The checks print KTAP (`ok N name`,
+//! `not ok N name`) and a closing `misuse: N passed, N failed` line to the
+//! kernel log. A second RDMA device, if present, is the "other" device of
+//! the cross-device checks; without one they are skipped. No `unsafe` in
+//! this file.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
@@ -42,7 +45,7 @@ module! {
 
 const PORT: u16 = 7471;
 const OWNER: &CStr = c_str!("rdma_misuse");
-const CHECKS: u32 = 8;
+const CHECKS: u32 = 9;
 
 /// The devices present, for the cross-device checks.
 #[pin_data]
@@ -58,7 +61,7 @@ impl Client for DevClient {
     type DeviceData = ();
 
     fn add(&self, dev: &Device) -> Result {
-        let r = DeviceRef::new(dev).ok_or(ENODEV)?;
+        let r = dev.try_get().ok_or(ENODEV)?;
         self.0.list.lock().push(Some(r), GFP_KERNEL)?;
         Ok(())
     }
@@ -136,6 +139,11 @@ struct Misuse {
     /// `ok`/`not ok` of the CQ check made while accepting.
     #[pin]
     cq_check: Mutex<Option<Result>>,
+    /// Connections accepted so far.
+    conns: AtomicU32,
+    /// The results so far, across the two connections.
+    #[pin]
+    tap: Mutex<Tap>,
     #[pin]
     work: Work<Misuse>,
 }
@@ -201,7 +209,8 @@ impl Misuse {
         max_inline: 0,
     };
 
-    fn accept(this: &Arc<Self>, req: &HandlerId<'_, Self>) -> Result {
+    fn accept(this: &Arc<Self>, req: &HandlerId<'_, Self>, ev: &CmEvent) -> Result {
+        let first = this.conns.fetch_add(1, Ordering::AcqRel) == 0;
         let mut id = req.adopt()?;
         let dev = id.device().ok_or(ENODEV)?;
         let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
@@ -225,6 +234,10 @@ impl Misuse {
         *this.child.lock() = Some(id);
         let param = ConnParam {
             rnr_retry_count: 7,
+            responder_resources: ev.responder_resources.min(1),
+            // The first connection issues no READ or atomic: 0, as
+            // `ConnParam::default()` has it.
+            initiator_depth: if first { 0 } else { ev.initiator_depth.min(1) },
             ..ConnParam::default()
         };
         req.accept(&param)
@@ -253,14 +266,45 @@ impl Misuse {
         f(qp)
     }
 
-    fn run_checks(this: &Arc<Self>) {
-        let mut tap = Tap {
-            n: 0,
-            passed: 0,
-            failed: 0,
-        };
+    /// The first connection's check: accepted with an initiator depth of
+    /// 0, its QP may issue no READ or atomic, and posting one is refused
+    /// rather than left to stall.
+    fn run_first(this: &Arc<Self>) {
+        let mut tap = this.tap.lock();
         pr_info!("KTAP version 1\n");
         pr_info!("1..{}\n", CHECKS);
+        let r = (|| {
+            let dev = this.with_qp(|qp| Ok(qp.pd().device().clone()))?;
+            let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
+            let read = SendOp::Read {
+                remote_addr: 0,
+                rkey: 0,
+            };
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), read)))?,
+                EINVAL,
+            )?;
+            let buf = DeviceBuf::alloc(&dev, 8, Direction::FromDevice)?;
+            let fadd = SendOp::FetchAdd {
+                remote_addr: 0,
+                rkey: 0,
+                add: 1,
+            };
+            expect_err(
+                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), fadd)))?,
+                EINVAL,
+            )
+        })();
+        tap.check("read_without_initiator_depth_refused", r);
+        drop(tap);
+        let child = this.child.lock().take();
+        drop(child);
+        *this.cq.lock() = None;
+        pr_info!("# connection 1 done\n");
+    }
+
+    fn run_checks(this: &Arc<Self>) {
+        let mut tap = this.tap.lock();
         let r = this.cq_check.lock().take().unwrap_or(Err(ENOENT));
         tap.check("cq_too_small_refused", r);
 
@@ -484,6 +528,10 @@ impl WorkItem for Misuse {
     type Pointer = Arc<Misuse>;
 
     fn run(this: Arc<Misuse>) {
+        if this.conns.load(Ordering::Acquire) == 1 {
+            Self::run_first(&this);
+            return;
+        }
         Self::run_checks(&this);
         *this.finished.lock() = true;
         this.cv.notify_all();
@@ -497,7 +545,7 @@ impl CmHandler for Misuse {
                 if this.child.lock().is_some() {
                     return; // one connection at a time: not adopted, rejected
                 }
-                if let Err(e) = Self::accept(this, id) {
+                if let Err(e) = Self::accept(this, id, event) {
                     pr_info!("# accepting failed: {:?}\n", e);
                     let child = this.child.lock().take();
                     if let Some(child) = child {
@@ -578,6 +626,12 @@ impl kernel::Module for RdmaMisuse {
                 finished <- new_mutex!(false),
                 cv <- new_condvar!(),
                 cq_check <- new_mutex!(None),
+                conns: AtomicU32::new(0),
+                tap <- new_mutex!(Tap {
+                    n: 0,
+                    passed: 0,
+                    failed: 0,
+                }),
                 work <- new_work!("rdma_misuse"),
             }),
             GFP_KERNEL,
