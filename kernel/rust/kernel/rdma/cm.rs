@@ -26,7 +26,7 @@
 
 use super::bindings;
 use super::cq::{Cq, PollContext};
-use super::device::{might_sleep, Device, DeviceRef};
+use super::device::{current_task, might_sleep, Device, DeviceRef};
 use super::errno;
 use super::pd::Pd;
 use super::qp::{Qp, QpCaps};
@@ -35,14 +35,15 @@ use core::{
     ffi::c_void,
     marker::PhantomData,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering},
 };
 use kernel::{
     error::{from_err_ptr, to_result},
     ffi::c_int,
+    new_mutex,
     prelude::*,
     str::CStr,
-    sync::Arc,
+    sync::{Arc, Mutex},
     workqueue::{self, impl_has_work, new_work, Work, WorkItem},
 };
 
@@ -358,9 +359,10 @@ pub struct CmId<H: CmHandler> {
 /// `running` is the task inside a handler call that holds this id's
 /// handler mutex (a call for the id, or for a request to the listener it
 /// is), set and cleared by the trampoline around the call; null otherwise.
-/// `role` says which of the two. `released` is set once the owner dropped
-/// the id inside that call, after which the owner is gone and the
-/// trampoline (or the work item of a listener) ends the id and frees this.
+/// `role` says which of the two. `state` leaves [`LIVE`] once the owner
+/// dropped the id without destroying it: in that call ([`DROPPED`]: the
+/// trampoline ends the id and frees this), or where only a work item can
+/// end it ([`DEFERRED`]: the work item does, and frees this).
 #[repr(C)]
 struct IdCtx<H: CmHandler> {
     /// First, so that code that knows only the id reads it ([`IdHeader`]).
@@ -368,8 +370,19 @@ struct IdCtx<H: CmHandler> {
     handler: Arc<H>,
     running: AtomicPtr<c_void>,
     role: AtomicU8,
-    released: AtomicBool,
+    state: AtomicU8,
 }
+
+/// `IdCtx::state`: owned by a [`CmId`].
+const LIVE: u8 = 0;
+/// `IdCtx::state`: dropped by its owner in a handler call that holds its
+/// mutex; the trampoline ends it when that call returns.
+const DROPPED: u8 = 1;
+/// `IdCtx::state`: dropped by its owner where it could not be destroyed
+/// (a listener in a request of one of its children, a connection in a
+/// completion handler of its own CQ): a work item ends it, and its events
+/// are ignored until then.
+const DEFERRED: u8 = 2;
 
 /// What [`IdCtx`] starts with, whatever its handler type: what a queue
 /// pair, which knows its id and not the handler, reads of it.
@@ -413,7 +426,7 @@ impl<H: CmHandler> IdCtx<H> {
                 handler,
                 running: AtomicPtr::new(core::ptr::null_mut()),
                 role: AtomicU8::new(ROLE_OWN),
-                released: AtomicBool::new(false),
+                state: AtomicU8::new(LIVE),
             },
             GFP_KERNEL,
         )?;
@@ -437,12 +450,6 @@ impl<H: CmHandler> IdCtx<H> {
     fn held_here(&self) -> bool {
         self.running.load(Ordering::Acquire) == current_task()
     }
-}
-
-/// The calling task, as the trampoline records it.
-fn current_task() -> *mut c_void {
-    let task: &kernel::task::Task = kernel::current!();
-    core::ptr::from_ref(task).cast_mut().cast()
 }
 
 // SAFETY: the cm calls used here may be made from any thread; `H` is
@@ -648,7 +655,19 @@ impl<H: CmHandler> CmId<H> {
     /// holds it, so regions dropped after this and before the id go in the
     /// right order: MRs, PD, id. Idempotent; an id without a QP is left as
     /// it is.
+    ///
+    /// In a completion handler of the QP's CQ run by ib_core's workqueue,
+    /// where the drain would wait for that very work item, the QP is only
+    /// disconnected and moved to the error state; it is drained and
+    /// destroyed with the id.
     pub fn close_qp(&mut self) {
+        if self.qp.as_ref().is_some_and(Qp::in_own_completion) {
+            let _ = self.disconnect();
+            if let Some(qp) = &self.qp {
+                let _ = qp.fail();
+            }
+            return;
+        }
         if let Some(qp) = self.qp.take() {
             // An id that never connected, or was disconnected already,
             // refuses: there is nothing to tell the peer then.
@@ -682,12 +701,21 @@ impl<H: CmHandler> Drop for CmId<H> {
                 // A listener dropped in a request of one of its children:
                 // rdma_cm holds its mutex until that request's handler is
                 // done, and then only a work item can end it.
-                defer_destroy::<H>(self.id, self.ctx);
+                defer_destroy::<H>(self.id, self.ctx, None);
             } else {
                 // The trampoline returns non-zero, and rdma_cm destroys the
                 // id when the handler returns; the trampoline frees `ctx`.
-                ctx.released.store(true, Ordering::Release);
+                ctx.state.store(DROPPED, Ordering::Release);
             }
+            return;
+        }
+        if self.qp.as_ref().is_some_and(Qp::in_own_completion) {
+            // In a completion handler of the QP's own CQ, reaped by ib_core's
+            // workqueue: draining the QP would wait for the completions of
+            // its markers, which that very work item delivers. A work item
+            // of the system workqueue ends the connection and the id.
+            let qp = self.qp.take();
+            defer_destroy::<H>(self.id, self.ctx, qp);
             return;
         }
         // The connection first: disconnected, drained, QP and CQ destroyed.
@@ -701,18 +729,22 @@ impl<H: CmHandler> Drop for CmId<H> {
     }
 }
 
-/// A listener's destruction, put off until the request handler of one of
-/// its children, in which its owner dropped it, has returned.
+/// The destruction of an id its owner dropped where it could not be
+/// destroyed: a listener in a request handler of one of its children, a
+/// connection in a completion handler of its own CQ.
 ///
 /// # Invariants
 ///
 /// `id` is a live cm id nobody owns any more, whose `context` is `ctx`, an
-/// [`IdCtx`] of the type `free` frees.
+/// [`IdCtx`] of the type `free` frees, and whose QP, if it has one, is
+/// `qp`'s.
 #[pin_data]
 struct Deferred {
     id: NonNull<bindings::rdma_cm_id>,
     ctx: NonNull<c_void>,
     free: unsafe fn(NonNull<c_void>),
+    #[pin]
+    qp: Mutex<Option<Qp>>,
     #[pin]
     work: Work<Deferred>,
 }
@@ -730,8 +762,16 @@ impl WorkItem for Deferred {
     type Pointer = Arc<Deferred>;
 
     fn run(this: Arc<Deferred>) {
+        let qp = this.qp.lock().take();
+        if let Some(qp) = qp {
+            // As `CmId::close_qp`: the peer is told, then the QP drained
+            // and destroyed, before the id.
+            // SAFETY: the id is live (type invariant).
+            let _ = unsafe { bindings::rdma_disconnect(this.id.as_ptr()) };
+            drop(qp);
+        }
         // SAFETY: a live id nobody else owns (type invariant); this waits
-        // for the request handler that dropped it to return.
+        // for a handler of it that is still running to return.
         unsafe { bindings::rdma_destroy_id(this.id.as_ptr()) };
         // SAFETY: the id is gone; `ctx` was its context, of `free`'s type.
         unsafe { (this.free)(this.ctx) };
@@ -748,20 +788,25 @@ unsafe fn free_ctx<H: CmHandler>(ctx: NonNull<c_void>) {
     unsafe { IdCtx::<H>::free(ctx.cast()) };
 }
 
-/// Destroys `id` from a work item, once the handler holding its mutex has
-/// returned. If that work item cannot be allocated, the id is leaked (with
-/// a message): its handler ignores every later event.
-fn defer_destroy<H: CmHandler>(id: NonNull<bindings::rdma_cm_id>, ctx: NonNull<IdCtx<H>>) {
+/// Ends `id` (its QP `qp` first, if any) from a work item of the system
+/// workqueue. If that work item cannot be allocated, the id and the QP are
+/// leaked (with a message): the id's handler ignores every later event.
+fn defer_destroy<H: CmHandler>(
+    id: NonNull<bindings::rdma_cm_id>,
+    ctx: NonNull<IdCtx<H>>,
+    qp: Option<Qp>,
+) {
     // SAFETY: `ctx` is the live context of `id`. Its later events are
-    // ignored from now on (the trampoline checks `released`).
+    // ignored from now on (the trampoline checks `state`).
     unsafe { ctx.as_ref() }
-        .released
-        .store(true, Ordering::Release);
+        .state
+        .store(DEFERRED, Ordering::Release);
     let work = Arc::pin_init(
         pin_init!(Deferred {
             id,
             ctx: ctx.cast(),
             free: free_ctx::<H>,
+            qp <- new_mutex!(qp),
             work <- new_work!("rdma_cm_deferred_destroy"),
         }),
         GFP_KERNEL,
@@ -771,7 +816,7 @@ fn defer_destroy<H: CmHandler>(id: NonNull<bindings::rdma_cm_id>, ctx: NonNull<I
         Ok(work) => {
             let _ = workqueue::system().enqueue(work);
         }
-        Err(_) => pr_err!("rdma_cm: no memory to destroy a listener: id leaked\n"),
+        Err(_) => pr_err!("rdma_cm: no memory to end an id: id leaked\n"),
     }
 }
 
@@ -851,7 +896,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
         // SAFETY: adopted (callers check): the id's context is the child's
         // `IdCtx<H>`, which only the trampoline frees, after this call.
         let ctx = unsafe { &*(*self.id.as_ptr()).context.cast::<IdCtx<H>>() };
-        ctx.released.load(Ordering::Acquire)
+        ctx.state.load(Ordering::Acquire) != LIVE
     }
 
     /// Answers the peer's disconnect on this id (not a request's child):
@@ -936,8 +981,8 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     // handler mutex rdma_cm holds during the event.
     let ctx = unsafe { &*(*id).context.cast::<IdCtx<H>>() };
     let request = kind == CmEventKind::ConnectRequest;
-    if ctx.released.load(Ordering::Acquire) {
-        // A listener whose owner dropped it: its destruction is queued. A
+    if ctx.state.load(Ordering::Acquire) == DEFERRED {
+        // An id whose owner dropped it: its destruction is queued. A
         // request to it is refused.
         return if request {
             errno::ECONNREFUSED().to_errno()
@@ -970,7 +1015,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
         // The listener's call is over. (If its owner dropped it, its
         // `Deferred` destroys it and frees `ctx` once rdma_cm has let go of
         // the listener's mutex, after this returns.)
-        if !ctx.released.load(Ordering::Acquire) {
+        if ctx.state.load(Ordering::Acquire) == LIVE {
             ctx.running.store(core::ptr::null_mut(), Ordering::Release);
         }
         if !hid.adopted.get() {
@@ -981,14 +1026,22 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     // SAFETY: `now` is the id's own context: the owner's, or the adopted
     // child's; this call holds the id's mutex, so it is alive.
     let own = unsafe { &*now };
-    if own.released.load(Ordering::Acquire) {
-        // The owner dropped the id in this call: nobody uses the context
-        // any more, and rdma_cm destroys the id when this returns non-zero.
-        // SAFETY: made by `IdCtx::new`; the id is about to go.
-        unsafe { IdCtx::free(NonNull::new_unchecked(now)) };
-        return errno::ECONNREFUSED().to_errno();
+    match own.state.load(Ordering::Acquire) {
+        DROPPED => {
+            // The owner dropped the id in this call: nobody uses the
+            // context any more, and rdma_cm destroys the id when this
+            // returns non-zero.
+            // SAFETY: made by `IdCtx::new`; the id is about to go.
+            unsafe { IdCtx::free(NonNull::new_unchecked(now)) };
+            errno::ECONNREFUSED().to_errno()
+        }
+        // Dropped meanwhile from a completion handler: its work item ends
+        // the id once this returns.
+        DEFERRED => 0,
+        _ => {
+            own.running.store(core::ptr::null_mut(), Ordering::Release);
+            own.role.store(ROLE_OWN, Ordering::Relaxed);
+            0
+        }
     }
-    own.running.store(core::ptr::null_mut(), Ordering::Release);
-    own.role.store(ROLE_OWN, Ordering::Relaxed);
-    0
 }

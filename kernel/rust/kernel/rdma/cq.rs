@@ -15,10 +15,13 @@
 use super::bindings;
 use super::device::DeviceRef;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::{
+    ffi::c_void,
+    sync::atomic::{AtomicPtr, AtomicU32, Ordering},
+};
 use kernel::{error::from_err_ptr, prelude::*, str::CStr, sync::Arc};
 
-use super::device::might_sleep;
+use super::device::{current_task, might_sleep};
 
 /// Where a CQ's completions are reaped, `enum ib_poll_context`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +93,9 @@ pub struct Cq {
     /// The entries the queue pairs on it have reserved
     /// ([`Cq::reserve`]), at most `entries`.
     reserved: AtomicU32,
+    /// The task running a completion handler of the CQ, or null: set by
+    /// the completion trampoline around each handler.
+    pub(super) reaper: AtomicPtr<c_void>,
 }
 
 /// Entries of a [`Cq`] that a queue pair on it holds: given back on drop.
@@ -173,6 +179,7 @@ impl Cq {
             dev: dev.clone(),
             entries: nr_cqe as u32,
             reserved: AtomicU32::new(0),
+            reaper: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
 
@@ -208,6 +215,7 @@ impl Cq {
             dev: dev.clone(),
             entries: nr_cqe,
             reserved: AtomicU32::new(0),
+            reaper: AtomicPtr::new(core::ptr::null_mut()),
         })
     }
 
@@ -258,6 +266,13 @@ impl Cq {
             cq: self.clone(),
             n,
         })
+    }
+
+    /// Whether the calling task is inside a completion handler of this CQ
+    /// that ib_core's workqueue runs: there, draining a QP on the CQ would
+    /// wait for that very work item.
+    pub(super) fn reaping_here(&self) -> bool {
+        self.poll != PollContext::Direct && self.reaper.load(Ordering::Acquire) == current_task()
     }
 
     /// The raw `struct ib_cq`, for creating a queue pair on it.

@@ -514,6 +514,13 @@ unsafe extern "C" fn remove_callback<T: ClientSlotOf>(
     inner.ctx.remove(device, data);
 }
 
+/// The calling task, as an address to compare: the handler trampolines
+/// record which task is inside a handler of an object.
+pub(crate) fn current_task() -> *mut c_void {
+    let task: &kernel::task::Task = kernel::current!();
+    ptr::from_ref(task).cast_mut().cast()
+}
+
 /// Tells the kernel's debug checks (`CONFIG_DEBUG_ATOMIC_SLEEP`) that the
 /// caller may sleep: a call from atomic context is reported, whether or not
 /// this call happens to sleep.

@@ -302,7 +302,7 @@ impl Qp {
         // counted against that, so the CQ cannot overflow (`QpCaps`). Allocated before
         // the QP: once the QP exists nothing may fail before `Self` owns it
         // (the CQ and PD would be freed under it, and it never destroyed).
-        let slots = Slots::new(caps.send_wr, caps.recv_wr)?;
+        let slots = Slots::new(caps.send_wr, caps.recv_wr, cq.cq().clone())?;
         // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
         let mut ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
         if ret == EINVAL.to_errno() && attr.cap.max_inline_data > 0 {
@@ -787,6 +787,12 @@ impl Qp {
             };
         }
         Ok(sges)
+    }
+
+    /// Whether the calling task is inside a completion handler of the QP's
+    /// CQ run by ib_core's workqueue, where the QP cannot be drained.
+    pub(super) fn in_own_completion(&self) -> bool {
+        self.cq.cq().reaping_here()
     }
 
     /// Whether the QP may issue RDMA READs and atomics: its connect or

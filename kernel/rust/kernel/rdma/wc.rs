@@ -70,6 +70,11 @@ impl Wc {
         }
     }
 
+    /// The slots of the request's QP.
+    pub(super) fn slots(&self) -> &Slots {
+        &self.slots
+    }
+
     /// Whether the work request succeeded.
     pub fn ok(&self) -> bool {
         self.status == bindings::ib_wc_status_IB_WC_SUCCESS

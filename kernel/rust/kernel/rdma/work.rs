@@ -11,6 +11,8 @@
 //! posting and completing allocate nothing.
 
 use super::bindings;
+use super::cq::Cq;
+use super::device::current_task;
 use super::dma::DeviceBuf;
 use super::errno;
 use super::mr::Region;
@@ -255,6 +257,8 @@ pub(super) struct Slots {
     /// destroyed.
     #[pin]
     qp: Mutex<QpPtr>,
+    /// The CQ the QP's requests complete on.
+    pub(super) cq: Arc<Cq>,
 }
 
 /// The QP of a [`Slots`], or none once it is being destroyed.
@@ -272,7 +276,7 @@ pub(super) enum Slot {
 impl Slots {
     /// Slots for `send` and `recv` requests, and room to keep a box for
     /// each.
-    pub(super) fn new(send: u32, recv: u32) -> Result<Arc<Self>> {
+    pub(super) fn new(send: u32, recv: u32, cq: Arc<Cq>) -> Result<Arc<Self>> {
         let room = usize::try_from(send)?
             .checked_add(usize::try_from(recv)?)
             .ok_or(EINVAL)?;
@@ -284,6 +288,7 @@ impl Slots {
                 // INVARIANT: empty, with room for a box per slot.
                 boxes <- new_spinlock!(BoxCache { layout: None, free }, "rdma_qp_boxes"),
                 qp <- new_mutex!(QpPtr(None), "rdma_qp_ptr"),
+                cq,
             }),
             GFP_KERNEL,
         )
@@ -466,6 +471,11 @@ pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
     };
     drop(slot);
     let wc = Wc::new(wc, slots);
+    // Which task runs the CQ's handlers: a connection dropped in one of
+    // them is not drained there (`CmId`'s `Drop`).
+    let reaper = &wc.slots().cq.reaper;
+    let prev = reaper.swap(current_task(), Ordering::AcqRel);
     H::complete(&handler, &wc, ctx);
+    reaper.store(prev, Ordering::Release);
     drop(region);
 }
