@@ -25,9 +25,9 @@ test_main() {
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
 		fail "the misuse module does not listen"
-	# Two peers, one after the other: each sends one byte and waits for an
-	# echo that never comes; the module's checks run once its connection is
-	# up, and end it. The first connection is accepted with an initiator
+	# Three peers, one after the other: each sends one byte and waits for
+	# an echo that never comes; the module's checks run once its connection
+	# is up, and end it. The first connection is accepted with an initiator
 	# depth of 0, the second with 1.
 	local peer
 	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer1" 2>&1 &
@@ -38,10 +38,21 @@ test_main() {
 	wait $peer || true # killed, or failed without its echo
 	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer2" 2>&1 &
 	peer=$!
+	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 2 done'" ||
+		fail "the second connection's checks did not run: $(dmesg | grep rdma_misuse: | tail -20)"
+	kill $peer 2>/dev/null
+	wait $peer || true
+	# The third: dropped in a completion handler on ib_core's workqueue,
+	# which must return at once (it hung, draining the QP, before).
+	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer3" 2>&1 &
+	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: misuse: [0-9]* passed'" ||
 		fail "no verdict from the misuse module: $(dmesg | grep rdma_misuse: | tail -20)"
 	kill $peer 2>/dev/null
 	wait $peer || true
+	# And the connection is ended by the work item: no PD of the module's.
+	wait_for 10 eval '! rdma resource show pd | grep -q rdma_misuse' ||
+		fail "a connection of the misuse module is left: $(rdma resource show pd | grep rdma_misuse)"
 	local log verdict
 	log=$(dmesg | grep 'rdma_misuse: ' | sed 's/.*rdma_misuse: //')
 	echo "$log" | sed 's/^/  /'
@@ -49,7 +60,7 @@ test_main() {
 	rmmod rdma_misuse || fail "rmmod rdma_misuse"
 	timeout 20 rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
 	ip link del kv18
-	expect_eq "$verdict" "misuse: 9 passed, 0 failed" "the misuse checks"
+	expect_eq "$verdict" "misuse: 10 passed, 0 failed" "the misuse checks"
 	echo "$log" | grep -q '^ok [0-9]* foreign_device_buffer_refused$' ||
 		fail "the cross-device check did not run with ${PROV}18 present"
 }

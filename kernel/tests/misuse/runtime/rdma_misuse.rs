@@ -3,12 +3,14 @@
 //! Run-time misuse checks of `kernel::rdma`: what the types cannot rule
 //! out must be refused with an errno, from safe code.
 //!
-//! The module listens on port 7471 of every address and takes two
+//! The module listens on port 7471 of every address and takes three
 //! connections, one after the other. The first is accepted with an
 //! initiator depth of 0, and its one check is that a READ and an atomic are
-//! refused on it; the second is accepted with a depth of 1, and the other
-//! checks run on its queue pair. Each connection's checks run in a work
-//! item once it is up, and end it. The checks print KTAP (`ok N name`,
+//! refused on it; the second is accepted with a depth of 1, and most
+//! checks run on its queue pair, whose CQ this module reaps itself; the
+//! third's CQ is reaped by ib_core's workqueue, and a completion handler
+//! drops the connection. Each connection's checks run in a work item once
+//! it is up, and end it. The checks print KTAP (`ok N name`,
 //! `not ok N name`) and a closing `misuse: N passed, N failed` line to the
 //! kernel log. A second RDMA device, if present, is the "other" device of
 //! the cross-device checks; without one they are skipped. No `unsafe` in
@@ -45,7 +47,7 @@ module! {
 
 const PORT: u16 = 7471;
 const OWNER: &CStr = c_str!("rdma_misuse");
-const CHECKS: u32 = 9;
+const CHECKS: u32 = 10;
 
 /// The devices present, for the cross-device checks.
 #[pin_data]
@@ -210,7 +212,8 @@ impl Misuse {
     };
 
     fn accept(this: &Arc<Self>, req: &HandlerId<'_, Self>, ev: &CmEvent) -> Result {
-        let first = this.conns.fetch_add(1, Ordering::AcqRel) == 0;
+        let nr = this.conns.fetch_add(1, Ordering::AcqRel) + 1;
+        let first = nr == 1;
         let mut id = req.adopt()?;
         let dev = id.device().ok_or(ENODEV)?;
         let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
@@ -225,10 +228,13 @@ impl Misuse {
             ENOSPC,
         ));
         drop(small);
-        let cq = Arc::new(
-            Cq::new(&dev, need, None, PollContext::Direct, OWNER)?,
-            GFP_KERNEL,
-        )?;
+        // The third connection's completions run on ib_core's workqueue.
+        let poll = if nr == 3 {
+            PollContext::Workqueue
+        } else {
+            PollContext::Direct
+        };
+        let cq = Arc::new(Cq::new(&dev, need, None, poll, OWNER)?, GFP_KERNEL)?;
         id.create_qp_on(&pd, &cq, Self::CAPS)?;
         *this.cq.lock() = Some(cq);
         *this.child.lock() = Some(id);
@@ -512,14 +518,43 @@ impl Misuse {
         // Whatever is left of the connection goes now.
         let child = this.child.lock().take();
         drop(child);
-        tap.check(
-            "checks_ran",
-            if tap.n + 1 == CHECKS {
-                Ok(())
-            } else {
-                Err(ERANGE)
-            },
-        );
+        drop(tap);
+        *this.cq.lock() = None;
+        pr_info!("# connection 2 done\n");
+    }
+
+    /// The third connection's check: its CQ is reaped by ib_core's
+    /// workqueue, and a completion handler drops the connection's last
+    /// owner. Draining the QP there would wait for the completions of the
+    /// drain's markers, which that very work item delivers: the drop must
+    /// return at once, the connection ended by another work item.
+    fn run_third(this: &Arc<Self>) {
+        let r = (|| {
+            let dev = this.with_qp(|qp| Ok(qp.pd().device().clone()))?;
+            let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
+            this.with_qp(|qp| qp.post_recv(this, Ctx::Buf(buf)).map_err(|(e, _)| e))?;
+            // The receive completes, flushed, on the workqueue, where the
+            // handler drops the connection (`complete`).
+            this.with_qp(|qp| qp.fail())?;
+            let mut done = this.finished.lock();
+            for _ in 0..100 {
+                if *done {
+                    return Ok(());
+                }
+                let _ = this
+                    .cv
+                    .wait_interruptible_timeout(&mut done, msecs_to_jiffies(100));
+            }
+            Err(EAGAIN)
+        })();
+        let mut tap = this.tap.lock();
+        tap.check("drop_in_workqueue_completion_handler", r);
+        let ran = if tap.n + 1 == CHECKS {
+            Ok(())
+        } else {
+            Err(ERANGE)
+        };
+        tap.check("checks_ran", ran);
         pr_info!("misuse: {} passed, {} failed\n", tap.passed, tap.failed);
     }
 }
@@ -528,13 +563,11 @@ impl WorkItem for Misuse {
     type Pointer = Arc<Misuse>;
 
     fn run(this: Arc<Misuse>) {
-        if this.conns.load(Ordering::Acquire) == 1 {
-            Self::run_first(&this);
-            return;
+        match this.conns.load(Ordering::Acquire) {
+            1 => Self::run_first(&this),
+            2 => Self::run_checks(&this),
+            _ => Self::run_third(&this),
         }
-        Self::run_checks(&this);
-        *this.finished.lock() = true;
-        this.cv.notify_all();
     }
 }
 
@@ -566,6 +599,18 @@ impl CompletionHandler for Misuse {
     type Ctx = Ctx;
 
     fn complete(this: &Arc<Self>, wc: &Wc, _ctx: Ctx) {
+        if this.conns.load(Ordering::Acquire) == 3 {
+            if wc.flushed() {
+                // On ib_core's workqueue: the connection's last owner goes
+                // here. Before the fix this drop hung, draining the QP.
+                let child = this.child.lock().take();
+                drop(child);
+                pr_info!("# dropped in a completion handler\n");
+                *this.finished.lock() = true;
+                this.cv.notify_all();
+            }
+            return;
+        }
         let drop_now = {
             let mut r = this.reaped.lock();
             r.done += 1;
