@@ -25,11 +25,19 @@ test_main() {
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
 		fail "the misuse module does not listen"
-	# Three peers, one after the other: each sends one byte and waits for
+	# Then three peers, one after the other: each sends one byte and waits for
 	# an echo that never comes; the module's checks run once its connection
 	# is up, and end it. The first connection is accepted with an initiator
 	# depth of 0, the second with 1.
-	local peer
+	local peer out
+	# The first request's child is dropped in its own request handler: the
+	# request is refused, and the handler returns (before, it hung in
+	# rdma_destroy_id(), and the CM's worker with it).
+	if out=$(timeout 60 "$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 2>&1); then
+		fail "the first request was accepted: $out"
+	fi
+	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: ok 1 adopted_child_dropped_in_request_handler'" ||
+		fail "the request handler did not return: $(dmesg | grep rdma_misuse: | tail -20)"
 	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer1" 2>&1 &
 	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 1 done'" ||
@@ -60,7 +68,7 @@ test_main() {
 	rmmod rdma_misuse || fail "rmmod rdma_misuse"
 	timeout 20 rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
 	ip link del kv18
-	expect_eq "$verdict" "misuse: 10 passed, 0 failed" "the misuse checks"
+	expect_eq "$verdict" "misuse: 11 passed, 0 failed" "the misuse checks"
 	echo "$log" | grep -q '^ok [0-9]* foreign_device_buffer_refused$' ||
 		fail "the cross-device check did not run with ${PROV}18 present"
 }

@@ -3,8 +3,10 @@
 //! Run-time misuse checks of `kernel::rdma`: what the types cannot rule
 //! out must be refused with an errno, from safe code.
 //!
-//! The module listens on port 7471 of every address and takes three
-//! connections, one after the other. The first is accepted with an
+//! The module listens on port 7471 of every address. It drops the child
+//! of the first connection request inside the request's handler, which
+//! rejects it (before, that drop deadlocked in `rdma_destroy_id()`). It
+//! then takes three connections, one after the other. The first is accepted with an
 //! initiator depth of 0, and its one check is that a READ and an atomic are
 //! refused on it; the second is accepted with a depth of 1, and most
 //! checks run on its queue pair, whose CQ this module reaps itself; the
@@ -47,7 +49,7 @@ module! {
 
 const PORT: u16 = 7471;
 const OWNER: &CStr = c_str!("rdma_misuse");
-const CHECKS: u32 = 10;
+const CHECKS: u32 = 11;
 
 /// The devices present, for the cross-device checks.
 #[pin_data]
@@ -141,6 +143,8 @@ struct Misuse {
     /// `ok`/`not ok` of the CQ check made while accepting.
     #[pin]
     cq_check: Mutex<Option<Result>>,
+    /// Connection requests so far.
+    requests: AtomicU32,
     /// Connections accepted so far.
     conns: AtomicU32,
     /// The results so far, across the two connections.
@@ -277,8 +281,6 @@ impl Misuse {
     /// rather than left to stall.
     fn run_first(this: &Arc<Self>) {
         let mut tap = this.tap.lock();
-        pr_info!("KTAP version 1\n");
-        pr_info!("1..{}\n", CHECKS);
         let r = (|| {
             let dev = this.with_qp(|qp| Ok(qp.pd().device().clone()))?;
             let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
@@ -578,6 +580,18 @@ impl CmHandler for Misuse {
                 if this.child.lock().is_some() {
                     return; // one connection at a time: not adopted, rejected
                 }
+                if this.requests.fetch_add(1, Ordering::AcqRel) == 0 {
+                    // Row 9: the child, adopted, dropped in its own request
+                    // handler, where `rdma_destroy_id()` would wait for the
+                    // handler itself. It is destroyed (and the request
+                    // rejected) when the handler returns.
+                    let mut tap = this.tap.lock();
+                    pr_info!("KTAP version 1\n");
+                    pr_info!("1..{}\n", CHECKS);
+                    let r = id.adopt().map(drop);
+                    tap.check("adopted_child_dropped_in_request_handler", r);
+                    return;
+                }
                 if let Err(e) = Self::accept(this, id, event) {
                     pr_info!("# accepting failed: {:?}\n", e);
                     let child = this.child.lock().take();
@@ -671,6 +685,7 @@ impl kernel::Module for RdmaMisuse {
                 finished <- new_mutex!(false),
                 cv <- new_condvar!(),
                 cq_check <- new_mutex!(None),
+                requests: AtomicU32::new(0),
                 conns: AtomicU32::new(0),
                 tap <- new_mutex!(Tap {
                     n: 0,
