@@ -7,7 +7,7 @@
 # on a live connection and prints KTAP; each check asserts the errno (or,
 # for the CQ batch check, that a completion after its QP was destroyed
 # finds it gone). A second device of the provider is the "other" device of
-# the cross-device checks. The debug kernel runs it under KASAN and lockdep.
+# the cross-device checks (${PROV}20). The debug kernel runs it under KASAN and lockdep.
 
 DESCRIPTION="kernel::rdma refuses misuse from safe code with an errno (KTAP from a test module)"
 
@@ -21,7 +21,9 @@ requires() {
 
 test_main() {
 	ensure_loaded
-	veth_dev ${PROV}18 18 203.0.113.18
+	# Whatever happens, the module, the device and the link go at the end.
+	trap 'rmmod rdma_misuse 2>/dev/null; rdma link delete ${PROV}20 2>/dev/null; ip link del kv20 2>/dev/null; true' EXIT
+	veth_dev ${PROV}20 20 203.0.113.20
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
 		fail "the misuse module does not listen"
@@ -42,13 +44,13 @@ test_main() {
 	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 1 done'" ||
 		fail "the first connection's check did not run: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null
+	kill $peer 2>/dev/null || true
 	wait $peer || true # killed, or failed without its echo
 	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer2" 2>&1 &
 	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 2 done'" ||
 		fail "the second connection's checks did not run: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null
+	kill $peer 2>/dev/null || true
 	wait $peer || true
 	# The third: dropped in a completion handler on ib_core's workqueue,
 	# which must return at once (it hung, draining the QP, before).
@@ -56,19 +58,19 @@ test_main() {
 	peer=$!
 	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: misuse: [0-9]* passed'" ||
 		fail "no verdict from the misuse module: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null
+	kill $peer 2>/dev/null || true
 	wait $peer || true
 	# And the connection is ended by the work item: no PD of the module's.
 	wait_for 10 eval '! rdma resource show pd | grep -q rdma_misuse' ||
 		fail "a connection of the misuse module is left: $(rdma resource show pd | grep rdma_misuse)"
 	local log verdict
 	log=$(dmesg | grep 'rdma_misuse: ' | sed 's/.*rdma_misuse: //')
-	echo "$log" | sed 's/^/  /'
-	verdict=$(echo "$log" | grep '^misuse: ')
+	sed 's/^/  /' <<<"$log"
+	verdict=$(grep '^misuse: ' <<<"$log")
 	rmmod rdma_misuse || fail "rmmod rdma_misuse"
-	timeout 20 rdma link delete ${PROV}18 || fail "rdma link delete ${PROV}18"
-	ip link del kv18
+	timeout 20 rdma link delete ${PROV}20 || fail "rdma link delete ${PROV}20"
+	ip link del kv20
 	expect_eq "$verdict" "misuse: 11 passed, 0 failed" "the misuse checks"
-	echo "$log" | grep -q '^ok [0-9]* foreign_device_buffer_refused$' ||
-		fail "the cross-device check did not run with ${PROV}18 present"
+	grep -q '^ok [0-9]* foreign_device_buffer_refused$' <<<"$log" ||
+		fail "the cross-device check did not run with ${PROV}20 present"
 }
