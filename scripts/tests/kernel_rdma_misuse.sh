@@ -22,7 +22,9 @@ requires() {
 test_main() {
 	ensure_loaded
 	# Whatever happens, the module, the device and the link go at the end.
-	trap 'rmmod rdma_misuse 2>/dev/null; rdma link delete ${PROV}20 2>/dev/null; ip link del kv20 2>/dev/null; true' EXIT
+	# (Each command may fail, having been done already: none may end the
+	# test, which runs under set -e.)
+	trap 'rmmod rdma_misuse 2>/dev/null || true; rdma link delete ${PROV}20 2>/dev/null || true; ip link del kv20 2>/dev/null || true' EXIT
 	veth_dev ${PROV}20 20 203.0.113.20
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||
