@@ -253,6 +253,13 @@ impl Misuse {
         req.accept(&param)
     }
 
+    /// Records a check's result. The results' mutex is held for this only:
+    /// never across a call that may wait for an rdma_cm handler (which
+    /// takes it here too, under rdma_cm's handler mutexes).
+    fn check(&self, name: &str, r: Result) {
+        self.tap.lock().check(name, r);
+    }
+
     /// Reaps the CQ until `want` completions were seen in all.
     fn reap_until(&self, want: u32) -> Result {
         let cq = self.cq.lock().clone().ok_or(ENODEV)?;
@@ -280,7 +287,6 @@ impl Misuse {
     /// 0, its QP may issue no READ or atomic, and posting one is refused
     /// rather than left to stall.
     fn run_first(this: &Arc<Self>) {
-        let mut tap = this.tap.lock();
         let r = (|| {
             let dev = this.with_qp(|qp| Ok(qp.pd().device().clone()))?;
             let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
@@ -303,8 +309,7 @@ impl Misuse {
                 EINVAL,
             )
         })();
-        tap.check("read_without_initiator_depth_refused", r);
-        drop(tap);
+        this.check("read_without_initiator_depth_refused", r);
         let child = this.child.lock().take();
         drop(child);
         *this.cq.lock() = None;
@@ -312,13 +317,13 @@ impl Misuse {
     }
 
     fn run_checks(this: &Arc<Self>) {
-        let mut tap = this.tap.lock();
         let r = this.cq_check.lock().take().unwrap_or(Err(ENOENT));
-        tap.check("cq_too_small_refused", r);
+        this.check("cq_too_small_refused", r);
 
         let dev = match this.with_qp(|qp| Ok(qp.pd().device().clone())) {
             Ok(d) => d,
             Err(e) => {
+                let tap = this.tap.lock();
                 pr_info!(
                     "not ok {} no connection # errno {}\n",
                     tap.n + 1,
@@ -344,7 +349,7 @@ impl Misuse {
             };
             this.with_qp(|qp| qp.post_recv(this, ctx).map_err(|(e, _)| e))
         })();
-        tap.check("sges_listed_once", r);
+        this.check("sges_listed_once", r);
 
         // Row 12: buffers mapped the wrong way for the request.
         let r = (|| {
@@ -378,7 +383,7 @@ impl Misuse {
                 EINVAL,
             )
         })();
-        tap.check("wrong_direction_refused", r);
+        this.check("wrong_direction_refused", r);
 
         // Row 3: a region of another PD, on the same device.
         let r = (|| {
@@ -401,7 +406,7 @@ impl Misuse {
                 EINVAL,
             )
         })();
-        tap.check("foreign_pd_region_refused", r);
+        this.check("foreign_pd_region_refused", r);
 
         // Row 2: a buffer and a region of another device.
         let other = this
@@ -413,7 +418,10 @@ impl Misuse {
             .find(|d| d.index() != dev.index())
             .cloned();
         match other {
-            None => tap.skip("foreign_device_buffer_refused", "one RDMA device"),
+            None => this
+                .tap
+                .lock()
+                .skip("foreign_device_buffer_refused", "one RDMA device"),
             Some(other) => {
                 let r = (|| {
                     let buf = DeviceBuf::alloc(&other, 64, Direction::FromDevice)?;
@@ -435,7 +443,7 @@ impl Misuse {
                         EINVAL,
                     )
                 })();
-                tap.check("foreign_device_buffer_refused", r);
+                this.check("foreign_device_buffer_refused", r);
             }
         }
 
@@ -471,7 +479,7 @@ impl Misuse {
             }
             Ok(())
         })();
-        tap.check("reregistration_moves_rkey", r);
+        this.check("reregistration_moves_rkey", r);
 
         // Row 4: a handler drops the last owner of the QP while later
         // completions of the same polled batch still name it; their
@@ -515,12 +523,11 @@ impl Misuse {
                 Err(ERANGE)
             }
         })();
-        tap.check("fail_qp_after_owner_dropped", r);
+        this.check("fail_qp_after_owner_dropped", r);
 
         // Whatever is left of the connection goes now.
         let child = this.child.lock().take();
         drop(child);
-        drop(tap);
         *this.cq.lock() = None;
         pr_info!("# connection 2 done\n");
     }
@@ -549,8 +556,8 @@ impl Misuse {
             }
             Err(EAGAIN)
         })();
+        this.check("drop_in_workqueue_completion_handler", r);
         let mut tap = this.tap.lock();
-        tap.check("drop_in_workqueue_completion_handler", r);
         let ran = if tap.n + 1 == CHECKS {
             Ok(())
         } else {
@@ -585,11 +592,10 @@ impl CmHandler for Misuse {
                     // handler, where `rdma_destroy_id()` would wait for the
                     // handler itself. It is destroyed (and the request
                     // rejected) when the handler returns.
-                    let mut tap = this.tap.lock();
                     pr_info!("KTAP version 1\n");
                     pr_info!("1..{}\n", CHECKS);
                     let r = id.adopt().map(drop);
-                    tap.check("adopted_child_dropped_in_request_handler", r);
+                    this.check("adopted_child_dropped_in_request_handler", r);
                     return;
                 }
                 if let Err(e) = Self::accept(this, id, event) {
