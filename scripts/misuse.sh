@@ -5,7 +5,8 @@
 # that carries the series (CONFIG_RUST_RDMA_ABSTRACTIONS):
 #
 #   scripts/misuse.sh compile-fail [KDIR]  each kernel/tests/misuse/compile-fail/*.rs
-#                                          is built alone as a module; it must
+#                                          is built alone as a module (the module
+#                                          boilerplate appended); it must
 #                                          fail with the error its "// expect:"
 #                                          line names ("builds": must build)
 #   scripts/misuse.sh build [KDIR]         builds the run-time check module,
@@ -21,6 +22,29 @@ MISUSE=$ROOT/kernel/tests/misuse
 export PATH="$HOME/.cargo/bin:$PATH"
 mode=${1:-}
 KDIR=${2:-$("$ROOT/scripts/build-kernel.sh" --print-kdir)}
+
+# module_boilerplate: the module each compile-fail check is built as; the
+# check itself only misuses the API (and imports the prelude).
+module_boilerplate() {
+	cat <<'EOT'
+
+module! {
+    type: M,
+    name: "misuse_cf",
+    author: "rdma-krust developers",
+    description: "compile-fail check",
+    license: "GPL",
+}
+
+struct M;
+
+impl kernel::Module for M {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(M)
+    }
+}
+EOT
+}
 
 has_series() { grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' "$KDIR/.config" 2>/dev/null; }
 
@@ -44,7 +68,8 @@ compile-fail)
 		want=$(sed -n 's|^// expect: ||p' "$src" | head -1)
 		d=$work/$name
 		mkdir -p "$d"
-		cp "$src" "$d/misuse_cf.rs"
+		# The check, then what makes it a module (the same for all).
+		{ cat "$src"; module_boilerplate; } >"$d/misuse_cf.rs"
 		echo 'obj-m := misuse_cf.o' >"$d/Kbuild"
 		if make -s -C "$KDIR" LLVM=1 M="$d" modules >"$d/log" 2>&1; then
 			built=1

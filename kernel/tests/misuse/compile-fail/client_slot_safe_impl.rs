@@ -27,19 +27,3 @@ impl ClientSlotOf for C {
         &SLOT
     }
 }
-
-module! {
-    type: M,
-    name: "misuse_cf",
-    author: "rdma-krust developers",
-    description: "compile-fail check",
-    license: "GPL",
-}
-
-struct M;
-
-impl kernel::Module for M {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        Ok(M)
-    }
-}

@@ -18,19 +18,3 @@ impl CmHandler for H {
 fn shared(id: Arc<CmId<H>>) -> Result {
     id.connect(&ConnParam::default())
 }
-
-module! {
-    type: M,
-    name: "misuse_cf",
-    author: "rdma-krust developers",
-    description: "compile-fail check",
-    license: "GPL",
-}
-
-struct M;
-
-impl kernel::Module for M {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        Ok(M)
-    }
-}

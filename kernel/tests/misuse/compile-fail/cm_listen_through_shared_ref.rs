@@ -18,19 +18,3 @@ impl CmHandler for H {
 fn shared(id: &CmId<H>) -> Result {
     id.listen(&SockAddr::v4([0; 4], 7), 1)
 }
-
-module! {
-    type: M,
-    name: "misuse_cf",
-    author: "rdma-krust developers",
-    description: "compile-fail check",
-    license: "GPL",
-}
-
-struct M;
-
-impl kernel::Module for M {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        Ok(M)
-    }
-}

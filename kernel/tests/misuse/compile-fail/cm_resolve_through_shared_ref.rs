@@ -18,19 +18,3 @@ impl CmHandler for H {
 fn shared(id: &CmId<H>) -> Result {
     id.resolve_addr(&SockAddr::v4([192, 0, 2, 1], 7), 1000)
 }
-
-module! {
-    type: M,
-    name: "misuse_cf",
-    author: "rdma-krust developers",
-    description: "compile-fail check",
-    license: "GPL",
-}
-
-struct M;
-
-impl kernel::Module for M {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        Ok(M)
-    }
-}

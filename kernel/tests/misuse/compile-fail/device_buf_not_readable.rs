@@ -11,19 +11,3 @@ use kernel::rdma::dma::DeviceBuf;
 fn first_byte(buf: &DeviceBuf) -> u8 {
     buf[0]
 }
-
-module! {
-    type: M,
-    name: "misuse_cf",
-    author: "rdma-krust developers",
-    description: "compile-fail check",
-    license: "GPL",
-}
-
-struct M;
-
-impl kernel::Module for M {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        Ok(M)
-    }
-}
