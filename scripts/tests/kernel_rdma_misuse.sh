@@ -19,6 +19,19 @@ requires() {
 	return 1
 }
 
+# peer_until N PATTERN WHAT: a peer that connects, sends one byte and
+# waits for an echo that never comes, until the module logs PATTERN (its
+# checks on that connection are done, and ended it); WHAT fails the test
+# if that takes over 60 s.
+peer_until() {
+	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer$1" 2>&1 &
+	local peer=$!
+	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: $2'" ||
+		fail "$3: $(dmesg | grep rdma_misuse: | tail -20)"
+	kill $peer 2>/dev/null || true
+	wait $peer || true # killed, or failed without its echo
+}
+
 test_main() {
 	ensure_loaded
 	# Whatever happens, the module, the device and the link go at the end.
@@ -33,7 +46,7 @@ test_main() {
 	# an echo that never comes; the module's checks run once its connection
 	# is up, and end it. The first connection is accepted with an initiator
 	# depth of 0, the second with 1.
-	local peer out
+	local out
 	# The first request's child is dropped in its own request handler: the
 	# request is refused, and the handler returns (before, it hung in
 	# rdma_destroy_id(), and the CM's worker with it).
@@ -42,26 +55,11 @@ test_main() {
 	fi
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: ok 1 adopted_child_dropped_in_request_handler'" ||
 		fail "the request handler did not return: $(dmesg | grep rdma_misuse: | tail -20)"
-	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer1" 2>&1 &
-	peer=$!
-	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 1 done'" ||
-		fail "the first connection's check did not run: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null || true
-	wait $peer || true # killed, or failed without its echo
-	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer2" 2>&1 &
-	peer=$!
-	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: # connection 2 done'" ||
-		fail "the second connection's checks did not run: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null || true
-	wait $peer || true
+	peer_until 1 '# connection 1 done' "the first connection's check did not run"
+	peer_until 2 '# connection 2 done' "the second connection's checks did not run"
 	# The third: dropped in a completion handler on ib_core's workqueue,
 	# which must return at once (it hung, draining the QP, before).
-	"$TOOL" raw-ping --userspace --connect "$IP:7471" --sizes 1 >"$T/misuse.peer3" 2>&1 &
-	peer=$!
-	wait_for 60 eval "dmesg | grep -q 'rdma_misuse: misuse: [0-9]* passed'" ||
-		fail "no verdict from the misuse module: $(dmesg | grep rdma_misuse: | tail -20)"
-	kill $peer 2>/dev/null || true
-	wait $peer || true
+	peer_until 3 'misuse: [0-9]* passed' "no verdict from the misuse module"
 	# And the connection is ended by the work item: no PD of the module's.
 	wait_for 10 eval '! rdma resource show pd | grep -q rdma_misuse' ||
 		fail "a connection of the misuse module is left: $(rdma resource show pd | grep rdma_misuse)"

@@ -51,6 +51,18 @@ const PORT: u16 = 7471;
 const OWNER: &CStr = c_str!("rdma_misuse");
 const CHECKS: u32 = 11;
 
+/// A READ and a fetch-and-add of nowhere: the checks that post them
+/// expect a refusal before the peer is ever asked.
+const READ: SendOp = SendOp::Read {
+    remote_addr: 0,
+    rkey: 0,
+};
+const FADD: SendOp = SendOp::FetchAdd {
+    remote_addr: 0,
+    rkey: 0,
+    add: 1,
+};
+
 /// The devices present, for the cross-device checks.
 #[pin_data]
 struct Devices {
@@ -253,6 +265,26 @@ impl Misuse {
         req.accept(&param)
     }
 
+    /// Posts a buffer of `len` bytes on `dev`, mapped `dir`, as a receive
+    /// (`op` is `None`) or as the source or sink of `op`; `Ok` if the post
+    /// is refused with `EINVAL`.
+    fn refused(
+        this: &Arc<Self>,
+        dev: &DeviceRef,
+        len: usize,
+        dir: Direction,
+        op: Option<SendOp>,
+    ) -> Result {
+        let ctx = Ctx::Buf(DeviceBuf::alloc(dev, len, dir)?);
+        let posted = this.with_qp(|qp| {
+            Ok(match op {
+                None => qp.post_recv(this, ctx),
+                Some(op) => qp.post_send(this, ctx, op),
+            })
+        })?;
+        expect_err(posted, EINVAL)
+    }
+
     /// Records a check's result. The results' mutex is held for this only:
     /// never across a call that may wait for an rdma_cm handler (which
     /// takes it here too, under rdma_cm's handler mutexes).
@@ -289,25 +321,8 @@ impl Misuse {
     fn run_first(this: &Arc<Self>) {
         let r = (|| {
             let dev = this.with_qp(|qp| Ok(qp.pd().device().clone()))?;
-            let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
-            let read = SendOp::Read {
-                remote_addr: 0,
-                rkey: 0,
-            };
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), read)))?,
-                EINVAL,
-            )?;
-            let buf = DeviceBuf::alloc(&dev, 8, Direction::FromDevice)?;
-            let fadd = SendOp::FetchAdd {
-                remote_addr: 0,
-                rkey: 0,
-                add: 1,
-            };
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), fadd)))?,
-                EINVAL,
-            )
+            Self::refused(this, &dev, 64, Direction::FromDevice, Some(READ))?;
+            Self::refused(this, &dev, 8, Direction::FromDevice, Some(FADD))
         })();
         this.check("read_without_initiator_depth_refused", r);
         let child = this.child.lock().take();
@@ -353,35 +368,10 @@ impl Misuse {
 
         // Row 12: buffers mapped the wrong way for the request.
         let r = (|| {
-            let to_dev = DeviceBuf::alloc(&dev, 64, Direction::ToDevice)?;
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_recv(this, Ctx::Buf(to_dev))))?,
-                EINVAL,
-            )?;
-            let from_dev = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(from_dev), SendOp::Send)))?,
-                EINVAL,
-            )?;
-            let to_dev = DeviceBuf::alloc(&dev, 64, Direction::ToDevice)?;
-            let read = SendOp::Read {
-                remote_addr: 0,
-                rkey: 0,
-            };
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(to_dev), read)))?,
-                EINVAL,
-            )?;
-            let to_dev = DeviceBuf::alloc(&dev, 8, Direction::ToDevice)?;
-            let fadd = SendOp::FetchAdd {
-                remote_addr: 0,
-                rkey: 0,
-                add: 1,
-            };
-            expect_err(
-                this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(to_dev), fadd)))?,
-                EINVAL,
-            )
+            Self::refused(this, &dev, 64, Direction::ToDevice, None)?;
+            Self::refused(this, &dev, 64, Direction::FromDevice, Some(SendOp::Send))?;
+            Self::refused(this, &dev, 64, Direction::ToDevice, Some(READ))?;
+            Self::refused(this, &dev, 8, Direction::ToDevice, Some(FADD))
         })();
         this.check("wrong_direction_refused", r);
 
@@ -424,16 +414,8 @@ impl Misuse {
                 .skip("foreign_device_buffer_refused", "one RDMA device"),
             Some(other) => {
                 let r = (|| {
-                    let buf = DeviceBuf::alloc(&other, 64, Direction::FromDevice)?;
-                    expect_err(
-                        this.with_qp(|qp| Ok(qp.post_recv(this, Ctx::Buf(buf))))?,
-                        EINVAL,
-                    )?;
-                    let buf = DeviceBuf::alloc(&other, 64, Direction::ToDevice)?;
-                    expect_err(
-                        this.with_qp(|qp| Ok(qp.post_send(this, Ctx::Buf(buf), SendOp::Send)))?,
-                        EINVAL,
-                    )?;
+                    Self::refused(this, &other, 64, Direction::FromDevice, None)?;
+                    Self::refused(this, &other, 64, Direction::ToDevice, Some(SendOp::Send))?;
                     let pd = Arc::new(Pd::new(&other, OWNER)?, GFP_KERNEL)?;
                     let region = Region::new(&pd, 4096, 0)?;
                     expect_err(
