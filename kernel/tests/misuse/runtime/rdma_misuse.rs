@@ -285,6 +285,18 @@ impl Misuse {
         expect_err(posted, EINVAL)
     }
 
+    /// A region on a PD of its own on `dev` (so not the QP's), whose
+    /// registration on the QP must be refused with `EINVAL`; returned for
+    /// the caller's further requests.
+    fn foreign_region_refused(this: &Arc<Self>, dev: &DeviceRef) -> Result<Arc<Region>> {
+        let pd = Arc::new(Pd::new(dev, OWNER)?, GFP_KERNEL)?;
+        let region = Region::new(&pd, 4096, 0)?;
+        let posted =
+            this.with_qp(|qp| Ok(qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ)))?;
+        expect_err(posted, EINVAL)?;
+        Ok(region)
+    }
+
     /// Records a check's result. The results' mutex is held for this only:
     /// never across a call that may wait for an rdma_cm handler (which
     /// takes it here too, under rdma_cm's handler mutexes).
@@ -377,14 +389,7 @@ impl Misuse {
 
         // Row 3: a region of another PD, on the same device.
         let r = (|| {
-            let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
-            let region = Region::new(&pd, 4096, 0)?;
-            expect_err(
-                this.with_qp(|qp| {
-                    Ok(qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ))
-                })?,
-                EINVAL,
-            )?;
+            let region = Self::foreign_region_refused(this, &dev)?;
             expect_err(
                 this.with_qp(|qp| Ok(qp.post_local_inv(this, Ctx::None, &region)))?,
                 EINVAL,
@@ -416,14 +421,7 @@ impl Misuse {
                 let r = (|| {
                     Self::refused(this, &other, 64, Direction::FromDevice, None)?;
                     Self::refused(this, &other, 64, Direction::ToDevice, Some(SendOp::Send))?;
-                    let pd = Arc::new(Pd::new(&other, OWNER)?, GFP_KERNEL)?;
-                    let region = Region::new(&pd, 4096, 0)?;
-                    expect_err(
-                        this.with_qp(|qp| {
-                            Ok(qp.post_reg_mr(this, Ctx::None, &region, Access::REMOTE_READ))
-                        })?,
-                        EINVAL,
-                    )
+                    Self::foreign_region_refused(this, &other).map(drop)
                 })();
                 this.check("foreign_device_buffer_refused", r);
             }
