@@ -61,6 +61,7 @@ impl kernel::Module for RdmaKrust {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let registry = registry::Registry::new()?;
         let client = ClientRegistration::new(
+            module,
             c_str!("rdma_krust"),
             registry::DeviceClient::new(registry.clone()),
         )?;

@@ -57,7 +57,7 @@ impl Conn {
         let timeout = timeout_of(req.timeout_ms);
         // Owned here until established: an error or a signal drops it, which
         // destroys the QP and the id.
-        let mut id = CmId::new(self.clone(), PortSpace::Tcp, OWNER)?;
+        let mut id = CmId::new(self.clone(), PortSpace::Tcp, &crate::THIS_MODULE)?;
         // Before route resolution: rdma_cm derives RoCE's packet lifetime,
         // and with it the CM's own timeouts, from the ACK timeout.
         id.set_ack_timeout(t.ack_timeout)?;
@@ -218,10 +218,11 @@ impl Conn {
             st.listen_caps = (req.responder_resources, req.initiator_depth);
             st.listen_transport = t;
         }
-        let listener = CmId::new(self.clone(), PortSpace::Tcp, OWNER).and_then(|mut id| {
-            id.listen(&addr, 4)?;
-            Ok(id)
-        });
+        let listener =
+            CmId::new(self.clone(), PortSpace::Tcp, &crate::THIS_MODULE).and_then(|mut id| {
+                id.listen(&addr, 4)?;
+                Ok(id)
+            });
         let l = match listener {
             Ok(l) => l,
             Err(e) => {

@@ -20,6 +20,8 @@ pub mod dma;
 mod errno;
 #[path = "../../kernel/rust/kernel/rdma/mr.rs"]
 pub mod mr;
+#[path = "../../kernel/rust/kernel/rdma/owner.rs"]
+mod owner;
 #[path = "../../kernel/rust/kernel/rdma/pd.rs"]
 pub mod pd;
 #[path = "../../kernel/rust/kernel/rdma/qp.rs"]

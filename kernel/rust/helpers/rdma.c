@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/srcu.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -94,3 +96,32 @@ void rust_helper_ib_dma_sync_single_for_device(struct ib_device *dev,
 {
 	ib_dma_sync_single_for_device(dev, addr, size, dir);
 }
+
+#ifdef CONFIG_MODULES
+/*
+ * kernel::rdma enters a module's code from a callback only inside a read
+ * section of this SRCU, and ends a module's leftovers with
+ * synchronize_srcu() when it goes (rust/kernel/rdma/owner.rs).
+ */
+DEFINE_STATIC_SRCU(rust_rdma_owner_srcu);
+
+int rust_helper_rdma_owner_read_lock(void)
+{
+	return srcu_read_lock(&rust_rdma_owner_srcu);
+}
+
+void rust_helper_rdma_owner_read_unlock(int idx)
+{
+	srcu_read_unlock(&rust_rdma_owner_srcu, idx);
+}
+
+void rust_helper_rdma_owner_synchronize(void)
+{
+	synchronize_srcu(&rust_rdma_owner_srcu);
+}
+
+bool rust_helper_module_is_live(struct module *mod)
+{
+	return module_is_live(mod);
+}
+#endif

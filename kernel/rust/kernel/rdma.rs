@@ -11,7 +11,7 @@
 //! device it uses:
 //!
 //! - [`pd`]: protection domains;
-//! - [`cq`]: completion queues, its own or shared from the device's pool;
+//! - [`cq`]: completion queues, which queue pairs may share;
 //! - [`dma`]: DMA-mapped buffers whose owner, CPU or device, is their type;
 //! - [`mr`]: fast-registration regions over memory a peer may access;
 //! - [`cm`]: RDMA/CM ids, active and passive, each owning the queue pair of
@@ -31,6 +31,7 @@ pub mod device;
 pub mod dma;
 mod errno;
 pub mod mr;
+mod owner;
 pub mod pd;
 pub mod qp;
 pub mod wc;

@@ -57,10 +57,10 @@ struct RustRdmaDevices {
 }
 
 impl kernel::Module for RustRdmaDevices {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         pr_info!("Rust RDMA device client sample (init)\n");
         Ok(Self {
-            _client: ClientRegistration::new(c_str!("rust_rdma_devices"), Watcher)?,
+            _client: ClientRegistration::new(module, c_str!("rust_rdma_devices"), Watcher)?,
         })
     }
 }

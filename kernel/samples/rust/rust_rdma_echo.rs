@@ -7,17 +7,16 @@
 //! reliable-connected queue pair and SENDs messages of up to 4 KiB, with a
 //! receive posted for each; every message comes back to it as a SEND of the
 //! same bytes. Each receive lands in two buffers of 2 KiB, a scatter/gather
-//! list of two entries; the connections share completion queues from the
-//! device's pool.
+//! list of two entries. Each connection has a PD and a completion queue of
+//! its own.
 
 use kernel::prelude::*;
 use kernel::{
     c_str, new_mutex,
     rdma::{
         cm::{CmEvent, CmEventKind, CmHandler, CmId, ConnParam, HandlerId, PortSpace, SockAddr},
-        cq::{Cq, PollContext},
+        cq::PollContext,
         dma::{DeviceBuf, Direction},
-        pd::Pd,
         qp::{QpCaps, SendOp},
         wc::Wc,
         work::{CompletionHandler, SgeList, WorkCtx},
@@ -132,11 +131,8 @@ impl Echo {
             recv_sge: 2,
             max_inline: 0,
         };
-        // A PD of its own; the CQ is shared with other connections, from
-        // the device's pool.
-        let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
-        let cq = Cq::from_pool(&dev, caps.cq_entries()?, None, PollContext::Workqueue)?;
-        let qp = id.create_qp_on(&pd, &Arc::new(cq, GFP_KERNEL)?, caps)?;
+        // A PD and a CQ of its own, the CQ reaped on ib_core's workqueue.
+        let qp = id.create_qp(caps, PollContext::Workqueue, OWNER)?;
         for _ in 0..DEPTH {
             let bufs = [
                 DeviceBuf::alloc(&dev, HALF, Direction::FromDevice)?,
@@ -234,7 +230,7 @@ struct RustRdmaEcho {
 }
 
 impl kernel::Module for RustRdmaEcho {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let mut slots = KVec::with_capacity(MAX_CONNS, GFP_KERNEL)?;
         for _ in 0..MAX_CONNS {
             slots.push(None, GFP_KERNEL)?;
@@ -245,7 +241,7 @@ impl kernel::Module for RustRdmaEcho {
             }),
             GFP_KERNEL,
         )?;
-        let mut listener = CmId::new(echo.clone(), PortSpace::Tcp, OWNER)?;
+        let mut listener = CmId::new(echo.clone(), PortSpace::Tcp, module)?;
         listener.listen(&SockAddr::v4([0; 4], PORT), MAX_CONNS as i32)?;
         pr_info!("echoing on port {}\n", PORT);
         Ok(Self {

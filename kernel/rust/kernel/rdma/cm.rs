@@ -28,6 +28,7 @@ use super::bindings;
 use super::cq::{Cq, PollContext};
 use super::device::{current_task, might_sleep, Device, DeviceRef};
 use super::errno;
+use super::owner::Owner;
 use super::pd::Pd;
 use super::qp::{Qp, QpCaps};
 use core::{
@@ -45,6 +46,7 @@ use kernel::{
     str::CStr,
     sync::{Arc, Mutex},
     workqueue::{self, impl_has_work, new_work, Work, WorkItem},
+    ThisModule,
 };
 
 /// The port space of an id, `enum rdma_ucm_port_space`: which ports its
@@ -291,7 +293,7 @@ pub trait CmHandler: Send + Sync + 'static {
 ///     cq::PollContext,
 ///     qp::QpCaps,
 /// };
-/// use kernel::{c_str, sync::Arc};
+/// use kernel::{c_str, sync::Arc, ThisModule};
 ///
 /// struct Client;
 ///
@@ -303,10 +305,11 @@ pub trait CmHandler: Send + Sync + 'static {
 ///     }
 /// }
 ///
-/// /// Starts resolving `addr:port`; `AddrResolved` follows.
-/// fn start(addr: [u8; 4], port: u16) -> Result<CmId<Client>> {
+/// /// Starts resolving `addr:port`; `AddrResolved` follows. `module` is
+/// /// the caller's `THIS_MODULE`.
+/// fn start(module: &'static ThisModule, addr: [u8; 4], port: u16) -> Result<CmId<Client>> {
 ///     let client = Arc::new(Client, GFP_KERNEL)?;
-///     let mut id = CmId::new(client, PortSpace::Tcp, c_str!("my_ulp"))?;
+///     let mut id = CmId::new(client, PortSpace::Tcp, module)?;
 ///     id.resolve_addr(&SockAddr::v4(addr, port), 2000)?;
 ///     Ok(id)
 /// }
@@ -341,10 +344,15 @@ pub trait CmHandler: Send + Sync + 'static {
 /// once, and the id when the handler returns: rdma_cm destroys it then, or,
 /// for a listener dropped in a request of one of its children, a work item.
 ///
+/// A leaked id (`core::mem::forget`, an `Arc` cycle through its handler)
+/// stays, and its handler runs, until its module goes: from then on its
+/// events never reach the module ([`cm_gate`]).
+///
 /// # Invariants
 ///
 /// `id` is a live cm id whose `context` is `ctx`, an [`IdCtx<H>`] this
-/// object owns, and whose handler is `handler_trampoline::<H>`.
+/// object owns, whose handler is [`cm_gate`] and the header's trampoline
+/// `handler_trampoline::<H>`.
 pub struct CmId<H: CmHandler> {
     id: NonNull<bindings::rdma_cm_id>,
     ctx: NonNull<IdCtx<H>>,
@@ -359,7 +367,7 @@ pub struct CmId<H: CmHandler> {
 /// `running` is the task inside a handler call that holds this id's
 /// handler mutex (a call for the id, or for a request to the listener it
 /// is), set and cleared by the trampoline around the call; null otherwise.
-/// `role` says which of the two. `state` leaves [`LIVE`] once the owner
+/// `role` says which of the two. `header.state` leaves [`LIVE`] once the owner
 /// dropped the id without destroying it: in that call ([`DROPPED`]: the
 /// trampoline ends the id and frees this), or where only a work item can
 /// end it ([`DEFERRED`]: the work item does, and frees this).
@@ -370,7 +378,6 @@ struct IdCtx<H: CmHandler> {
     handler: Arc<H>,
     running: AtomicPtr<c_void>,
     role: AtomicU8,
-    state: AtomicU8,
 }
 
 /// `IdCtx::state`: owned by a [`CmId`].
@@ -384,14 +391,26 @@ const DROPPED: u8 = 1;
 /// are ignored until then.
 const DEFERRED: u8 = 2;
 
-/// What [`IdCtx`] starts with, whatever its handler type: what a queue
-/// pair, which knows its id and not the handler, reads of it.
+/// What [`IdCtx`] starts with, whatever its handler type: what the event
+/// gate ([`cm_gate`]) and a queue pair, which know the id and not the
+/// handler, read of it.
 pub(super) struct IdHeader {
     /// The READs and atomics the id's QP may have outstanding
     /// (`initiator_depth` of its connect or accept), or
     /// [`DEPTH_UNKNOWN`] before either.
     pub(super) initiator_depth: AtomicU32,
+    /// [`LIVE`], [`DROPPED`] or [`DEFERRED`].
+    state: AtomicU8,
+    /// The module whose code the handler is.
+    pub(super) owner: Arc<Owner>,
+    /// The handler's trampoline, `handler_trampoline::<H>`, which the gate
+    /// calls inside the owner's code.
+    event: EventFn,
 }
+
+/// The type of `rdma_cm_id::event_handler`.
+type EventFn =
+    unsafe extern "C" fn(*mut bindings::rdma_cm_id, *mut bindings::rdma_cm_event) -> c_int;
 
 /// `IdHeader::initiator_depth` before a connect or an accept.
 pub(super) const DEPTH_UNKNOWN: u32 = u32::MAX;
@@ -417,16 +436,18 @@ const ROLE_LISTENER: u8 = 2;
 
 impl<H: CmHandler> IdCtx<H> {
     /// A context for `handler`, in a box whose pointer becomes the id's.
-    fn new(handler: Arc<H>) -> Result<NonNull<Self>> {
+    fn new(handler: Arc<H>, owner: Arc<Owner>) -> Result<NonNull<Self>> {
         let b = KBox::new(
             Self {
                 header: IdHeader {
                     initiator_depth: AtomicU32::new(DEPTH_UNKNOWN),
+                    state: AtomicU8::new(LIVE),
+                    owner,
+                    event: handler_trampoline::<H>,
                 },
                 handler,
                 running: AtomicPtr::new(core::ptr::null_mut()),
                 role: AtomicU8::new(ROLE_OWN),
-                state: AtomicU8::new(LIVE),
             },
             GFP_KERNEL,
         )?;
@@ -465,27 +486,29 @@ unsafe impl<H: CmHandler> Sync for CmId<H> {}
 
 impl<H: CmHandler> CmId<H> {
     /// Creates an id for reliable-connected QPs in the port space `ps`, in
-    /// the initial network namespace, whose events go to `handler`.
-    /// `owner` is the name `rdma resource show` lists, `KBUILD_MODNAME`
-    /// for the C macro `rdma_create_id()`.
-    pub fn new(handler: Arc<H>, ps: PortSpace, owner: &'static CStr) -> Result<Self> {
+    /// the initial network namespace, whose events go to `handler`, code of
+    /// `module` (the caller's `THIS_MODULE`), whose name `rdma resource
+    /// show` lists. `ENODEV` if `module` is going.
+    pub fn new(handler: Arc<H>, ps: PortSpace, module: &'static ThisModule) -> Result<Self> {
         might_sleep();
         let ps = match ps {
             PortSpace::Tcp => bindings::rdma_ucm_port_space_RDMA_PS_TCP,
             PortSpace::Ib => bindings::rdma_ucm_port_space_RDMA_PS_IB,
         };
-        let ctx = IdCtx::new(handler)?;
-        // SAFETY: `init_net` is a valid namespace; the handler and context
-        // stay valid for the id's lifetime (this object owns the context);
-        // `owner` is static.
+        let ctx = IdCtx::new(handler, Owner::of(module)?)?;
+        // SAFETY: `ctx` is new and ours.
+        let name = unsafe { ctx.as_ref() }.header.owner.name();
+        // SAFETY: `init_net` is a valid namespace; the gate, the context
+        // and the name it holds stay valid for the id's lifetime (this
+        // object owns the context, or leaks it with the id).
         let id = unsafe {
             bindings::__rdma_create_kernel_id(
                 core::ptr::addr_of_mut!(bindings::init_net),
-                Some(handler_trampoline::<H>),
+                Some(cm_gate),
                 ctx.as_ptr().cast(),
                 ps,
                 bindings::ib_qp_type_IB_QPT_RC,
-                owner.as_char_ptr(),
+                name,
             )
         };
         match from_err_ptr(id).ok().and_then(NonNull::new) {
@@ -564,8 +587,8 @@ impl<H: CmHandler> CmId<H> {
 
     /// Creates the RC QP of this id with a PD and a CQ of its own on the
     /// id's device, the CQ reaped in `poll` (not [`PollContext::Softirq`]:
-    /// completion handlers may sleep). `owner` names them, as in
-    /// [`CmId::new`]. `EBUSY` if the id has a QP, `ENODEV` if it has no
+    /// completion handlers may sleep). `owner` is the name `rdma resource
+    /// show` lists for them (the PD and the CQ keep a copy). `EBUSY` if the id has a QP, `ENODEV` if it has no
     /// device yet (its address is not resolved, or it is not a request's
     /// child).
     pub fn create_qp(
@@ -705,7 +728,7 @@ impl<H: CmHandler> Drop for CmId<H> {
             } else {
                 // The trampoline returns non-zero, and rdma_cm destroys the
                 // id when the handler returns; the trampoline frees `ctx`.
-                ctx.state.store(DROPPED, Ordering::Release);
+                ctx.header.state.store(DROPPED, Ordering::Release);
             }
             return;
         }
@@ -731,7 +754,10 @@ impl<H: CmHandler> Drop for CmId<H> {
 
 /// The destruction of an id its owner dropped where it could not be
 /// destroyed: a listener in a request handler of one of its children, a
-/// connection in a completion handler of its own CQ.
+/// connection in a completion handler of its own CQ. Its code is this
+/// crate's (made and queued by [`defer_destroy_raw`]), so it may run after
+/// the id's module went; the context, whose drop is the module's code, is
+/// then leaked.
 ///
 /// # Invariants
 ///
@@ -773,8 +799,14 @@ impl WorkItem for Deferred {
         // SAFETY: a live id nobody else owns (type invariant); this waits
         // for a handler of it that is still running to return.
         unsafe { bindings::rdma_destroy_id(this.id.as_ptr()) };
-        // SAFETY: the id is gone; `ctx` was its context, of `free`'s type.
-        unsafe { (this.free)(this.ctx) };
+        // SAFETY: `ctx` is an `IdCtx` (type invariant), whose header comes
+        // first; nothing frees it but the call below.
+        let header = unsafe { this.ctx.cast::<IdHeader>().as_ref() };
+        if let Some(_entered) = header.owner.enter() {
+            // SAFETY: the id is gone; `ctx` was its context, of `free`'s
+            // type, whose code is the owner's, entered above.
+            unsafe { (this.free)(this.ctx) };
+        }
     }
 }
 
@@ -799,13 +831,32 @@ fn defer_destroy<H: CmHandler>(
     // SAFETY: `ctx` is the live context of `id`. Its later events are
     // ignored from now on (the trampoline checks `state`).
     unsafe { ctx.as_ref() }
+        .header
         .state
         .store(DEFERRED, Ordering::Release);
+    // SAFETY: `ctx` is an `IdCtx<H>`, as `free_ctx::<H>` frees.
+    unsafe { defer_destroy_raw(id, ctx.cast(), free_ctx::<H>, qp) };
+}
+
+/// [`defer_destroy`] without the handler type: the work item's code is
+/// this crate's, not the caller's module's.
+///
+/// # Safety
+///
+/// `id` is a live id about to be owned by nobody, whose context is `ctx`,
+/// an `IdCtx` that `free` frees, and whose QP, if any, is `qp`.
+#[inline(never)]
+unsafe fn defer_destroy_raw(
+    id: NonNull<bindings::rdma_cm_id>,
+    ctx: NonNull<c_void>,
+    free: unsafe fn(NonNull<c_void>),
+    qp: Option<Qp>,
+) {
     let work = Arc::pin_init(
         pin_init!(Deferred {
             id,
-            ctx: ctx.cast(),
-            free: free_ctx::<H>,
+            ctx,
+            free,
             qp <- new_mutex!(qp),
             work <- new_work!("rdma_cm_deferred_destroy"),
         }),
@@ -852,7 +903,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
         // SAFETY: the child's context is still the listener's, whose
         // handler mutex rdma_cm holds during this event: alive.
         let listener = unsafe { &*(*self.id.as_ptr()).context.cast::<IdCtx<H>>() };
-        let ctx = IdCtx::new(listener.handler.clone())?;
+        let ctx = IdCtx::new(listener.handler.clone(), listener.header.owner.clone())?;
         // SAFETY: `ctx` is new and ours.
         let c = unsafe { ctx.as_ref() };
         // INVARIANT: this task is inside the request's handler call, which
@@ -896,7 +947,7 @@ impl<H: CmHandler> HandlerId<'_, H> {
         // SAFETY: adopted (callers check): the id's context is the child's
         // `IdCtx<H>`, which only the trampoline frees, after this call.
         let ctx = unsafe { &*(*self.id.as_ptr()).context.cast::<IdCtx<H>>() };
-        ctx.state.load(Ordering::Acquire) != LIVE
+        ctx.header.state.load(Ordering::Acquire) != LIVE
     }
 
     /// Answers the peer's disconnect on this id (not a request's child):
@@ -946,11 +997,53 @@ impl<H: CmHandler> HandlerId<'_, H> {
     }
 }
 
-/// `rdma_cm_id::event_handler` of every id made through [`CmId::new`].
+/// `rdma_cm_id::event_handler` of every id made through [`CmId::new`]:
+/// calls the id's handler trampoline inside its owner's code; once the
+/// owner's module is gone (it leaked the id), answers for it: a connection
+/// request is refused, a device removal lets rdma_cm destroy the id, other
+/// events are ignored. This crate's code, never the module's.
 ///
 /// # Safety
 ///
-/// Called by rdma_cm only, with a live id whose context is an `Arc<H>`.
+/// Called by rdma_cm only, with a live id whose context is an [`IdCtx`].
+#[inline(never)]
+unsafe extern "C" fn cm_gate(
+    id: *mut bindings::rdma_cm_id,
+    event: *mut bindings::rdma_cm_event,
+) -> c_int {
+    // SAFETY: the id's context is an `IdCtx` (`#[repr(C)]`, its header
+    // first), alive during the call (as in `handler_trampoline`).
+    let header = unsafe { &*(*id).context.cast::<IdHeader>() };
+    // Read before the call, which may free the context.
+    let trampoline = header.event;
+    if let Some(_entered) = header.owner.enter() {
+        // SAFETY: rdma_cm's arguments, for the trampoline of the id's
+        // handler type, whose module's code stays while `_entered` does.
+        return unsafe { trampoline(id, event) };
+    }
+    // SAFETY: rdma_cm passes a valid event.
+    match unsafe { (*event).event } {
+        // The child is nobody's: rdma_cm rejects and destroys it.
+        bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => {
+            errno::ECONNREFUSED().to_errno()
+        }
+        // Nobody will destroy a leaked id but rdma_cm (a deferred one's
+        // work item does, itself).
+        bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL
+            if header.state.load(Ordering::Acquire) != DEFERRED =>
+        {
+            ENODEV.to_errno()
+        }
+        _ => 0,
+    }
+}
+
+/// The handler of an id of handler type `H`: [`cm_gate`] calls it.
+///
+/// # Safety
+///
+/// Called by [`cm_gate`] only, with rdma_cm's arguments, for a live id
+/// whose context is an `IdCtx<H>`, inside its owner's code.
 unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     id: *mut bindings::rdma_cm_id,
     event: *mut bindings::rdma_cm_event,
@@ -981,7 +1074,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     // handler mutex rdma_cm holds during the event.
     let ctx = unsafe { &*(*id).context.cast::<IdCtx<H>>() };
     let request = kind == CmEventKind::ConnectRequest;
-    if ctx.state.load(Ordering::Acquire) == DEFERRED {
+    if ctx.header.state.load(Ordering::Acquire) == DEFERRED {
         // An id whose owner dropped it: its destruction is queued. A
         // request to it is refused.
         return if request {
@@ -1015,7 +1108,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
         // The listener's call is over. (If its owner dropped it, its
         // `Deferred` destroys it and frees `ctx` once rdma_cm has let go of
         // the listener's mutex, after this returns.)
-        if ctx.state.load(Ordering::Acquire) == LIVE {
+        if ctx.header.state.load(Ordering::Acquire) == LIVE {
             ctx.running.store(core::ptr::null_mut(), Ordering::Release);
         }
         if !hid.adopted.get() {
@@ -1026,7 +1119,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     // SAFETY: `now` is the id's own context: the owner's, or the adopted
     // child's; this call holds the id's mutex, so it is alive.
     let own = unsafe { &*now };
-    match own.state.load(Ordering::Acquire) {
+    match own.header.state.load(Ordering::Acquire) {
         DROPPED => {
             // The owner dropped the id in this call: nobody uses the
             // context any more, and rdma_cm destroys the id when this

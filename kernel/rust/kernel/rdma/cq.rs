@@ -14,6 +14,7 @@
 
 use super::bindings;
 use super::device::DeviceRef;
+use super::owner::Name;
 use core::ptr::NonNull;
 use core::{
     ffi::c_void,
@@ -52,12 +53,18 @@ impl PollContext {
 }
 
 /// A completion queue: allocated for its owner ([`Cq::new`]) and freed on
-/// drop, or taken from the device's shared pool ([`Cq::from_pool`]) and
-/// given back on drop.
+/// drop. Several queue pairs may share one (an `Arc<Cq>` given to each,
+/// [`super::cm::CmId::create_qp_on`]).
 ///
 /// A queue pair put on the CQ reserves its entries
 /// ([`super::qp::QpCaps::cq_entries`]) for as long as it lives and holds
 /// the CQ; one that would not fit is refused with `ENOSPC`.
+///
+/// ib_core's shared pool (`ib_cq_pool_get()`) is not offered: when a device
+/// goes, ib_core frees its pool right after the clients' `remove`, before
+/// it waits for the device's last users, so a pooled CQ still held then
+/// (leaked, or kept past `remove`) meets `ib_cq_pool_cleanup()`'s warning
+/// and is leaked. A CQ of its own is freed by its last holder, whenever.
 ///
 /// # Examples
 ///
@@ -65,11 +72,11 @@ impl PollContext {
 /// use kernel::c_str;
 /// use kernel::rdma::{cq::{Cq, PollContext}, device::DeviceRef};
 ///
-/// /// A CQ of its own for a connection whose thread polls it, and entries
-/// /// of a shared one, reaped on the workqueue, for a quiet connection.
+/// /// A CQ for a connection whose thread polls it, and one reaped on the
+/// /// workqueue, which quiet connections share.
 /// fn cqs(dev: &DeviceRef) -> Result<(Cq, Cq)> {
 ///     let busy = Cq::new(dev, 256, None, PollContext::Direct, c_str!("my_ulp"))?;
-///     let quiet = Cq::from_pool(dev, 16, None, PollContext::Workqueue)?;
+///     let quiet = Cq::new(dev, 64, None, PollContext::Workqueue, c_str!("my_ulp"))?;
 ///     assert_eq!(busy.poll_context(), PollContext::Direct);
 ///     // A thread reaps up to 16 completions at a time, running their
 ///     // callbacks itself.
@@ -80,13 +87,11 @@ impl PollContext {
 ///
 /// # Invariants
 ///
-/// `ptr` is a CQ on `dev` with the poll context `poll`: allocated by
-/// `__ib_alloc_cq()` or `__ib_alloc_cq_any()` if `pooled` is `None`, else
-/// one on which `ib_cq_pool_get()` claimed `pooled` entries for this object.
+/// `ptr` is a CQ on `dev` with the poll context `poll`, allocated by
+/// `__ib_alloc_cq()` or `__ib_alloc_cq_any()` for this object.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     poll: PollContext,
-    pooled: Option<u32>,
     dev: DeviceRef,
     /// The entries asked for: what the queue pairs on it may fill.
     entries: u32,
@@ -96,6 +101,8 @@ pub struct Cq {
     /// The task running a completion handler of the CQ, or null: set by
     /// the completion trampoline around each handler.
     pub(super) reaper: AtomicPtr<c_void>,
+    /// The name ib_core's record of the CQ points to.
+    _name: Name,
 }
 
 /// Entries of a [`Cq`] that a queue pair on it holds: given back on drop.
@@ -134,7 +141,8 @@ impl Cq {
     /// `comp_vector` is the completion vector (interrupt) to use, below
     /// the device's `num_comp_vectors`; `None` lets ib_core spread CQs over
     /// the vectors (`ib_alloc_cq_any()`). `owner` is the name `rdma
-    /// resource show` lists, `KBUILD_MODNAME` for the C macros.
+    /// resource show` lists, `KBUILD_MODNAME` for the C macros; the CQ
+    /// keeps a copy.
     pub fn new(
         dev: &DeviceRef,
         nr_cqe: u32,
@@ -144,11 +152,13 @@ impl Cq {
     ) -> Result<Self> {
         might_sleep();
         let nr_cqe = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
+        let name = Name::new(owner)?;
         let ptr = match comp_vector {
             Some(vector) => {
                 let vector = i32::try_from(vector).map_err(|_| EINVAL)?;
                 // SAFETY: `dev` is valid (type invariant of `Device`); a
-                // null private pointer is allowed; `owner` is static.
+                // null private pointer is allowed; `name` lives as long as
+                // the CQ (a field of `Self`).
                 from_err_ptr(unsafe {
                     bindings::__ib_alloc_cq(
                         dev.as_raw(),
@@ -156,7 +166,7 @@ impl Cq {
                         nr_cqe,
                         vector,
                         poll.raw(),
-                        owner.as_char_ptr(),
+                        name.as_char_ptr(),
                     )
                 })?
             }
@@ -167,7 +177,7 @@ impl Cq {
                     core::ptr::null_mut(),
                     nr_cqe,
                     poll.raw(),
-                    owner.as_char_ptr(),
+                    name.as_char_ptr(),
                 )
             })?,
         };
@@ -175,47 +185,11 @@ impl Cq {
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             poll,
-            pooled: None,
             dev: dev.clone(),
             entries: nr_cqe as u32,
             reserved: AtomicU32::new(0),
             reaper: AtomicPtr::new(core::ptr::null_mut()),
-        })
-    }
-
-    /// Claims `nr_cqe` entries of a CQ from `dev`'s shared pool
-    /// (`ib_cq_pool_get()`): the least used CQ on the completion vector
-    /// `comp_vector` (`None`: any) with room for them, or a new one.
-    /// Several queue pairs then share one CQ and its interrupt. A pooled
-    /// CQ is never reaped directly: [`PollContext::Direct`] is `EINVAL`.
-    pub fn from_pool(
-        dev: &DeviceRef,
-        nr_cqe: u32,
-        comp_vector: Option<u32>,
-        poll: PollContext,
-    ) -> Result<Self> {
-        might_sleep();
-        if poll == PollContext::Direct || nr_cqe == 0 {
-            return Err(EINVAL);
-        }
-        let hint = match comp_vector {
-            Some(v) => i32::try_from(v).map_err(|_| EINVAL)?,
-            None => -1,
-        };
-        // SAFETY: `dev` is valid (type invariant of `Device`); `poll` is
-        // one of the pool's contexts (checked above).
-        let ptr = from_err_ptr(unsafe {
-            bindings::ib_cq_pool_get(dev.as_raw(), nr_cqe, hint, poll.raw())
-        })?;
-        // INVARIANT: `nr_cqe` entries of it were claimed just above.
-        Ok(Self {
-            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
-            poll,
-            pooled: Some(nr_cqe),
-            dev: dev.clone(),
-            entries: nr_cqe,
-            reserved: AtomicU32::new(0),
-            reaper: AtomicPtr::new(core::ptr::null_mut()),
+            _name: name,
         })
     }
 
@@ -247,7 +221,7 @@ impl Cq {
         Ok(n.max(0) as u32)
     }
 
-    /// The entries it was asked for ([`Cq::new`], [`Cq::from_pool`]).
+    /// The entries it was asked for ([`Cq::new`]).
     pub fn entries(&self) -> u32 {
         self.entries
     }
@@ -284,13 +258,8 @@ impl Cq {
 impl Drop for Cq {
     fn drop(&mut self) {
         might_sleep();
-        match self.pooled {
-            // SAFETY: the entries this object claimed (type invariant) go
-            // back to the pool once, here.
-            Some(n) => unsafe { bindings::ib_cq_pool_put(self.ptr.as_ptr(), n) },
-            // SAFETY: allocated for this object (type invariant) and freed
-            // once, here; whatever used it was destroyed first.
-            None => unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) },
-        }
+        // SAFETY: allocated for this object (type invariant) and freed
+        // once, here; whatever used it was destroyed first.
+        unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) };
     }
 }

@@ -12,20 +12,23 @@
 //! consumer drops the references it holds on that device.
 
 use super::bindings;
+use super::owner::{End, Owner};
 use core::{
     ffi::c_void,
     mem::MaybeUninit,
     ops::RangeInclusive,
-    pin::Pin,
     ptr::{self, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
 };
 use kernel::{
     error::to_result,
     ffi::c_int,
+    new_mutex,
     prelude::*,
     str::CStr,
+    sync::{Arc, Mutex},
     types::{ARef, AlwaysRefCounted, ForeignOwnable, Opaque},
+    ThisModule,
 };
 
 /// Size of a device name buffer, `IB_DEVICE_NAME_MAX`.
@@ -365,58 +368,75 @@ impl ClientSlot {
     }
 }
 
-/// What a [`ClientRegistration`] pins: the C `ib_client` and the context its
-/// trampolines hand to `T`.
+/// What a [`ClientRegistration`] shares with its module's [`Owner`]: the C
+/// `ib_client` and the context its trampolines hand to `T`.
 ///
 /// # Invariants
 ///
-/// While registered, `client` is on ib_core's client list with its `add`
-/// and `remove` set to the trampolines of `T`, and `T::slot()` points at
-/// this object, which is pinned.
+/// While `registered` holds `true`, `client` is on ib_core's client list
+/// with its `add` and `remove` set to the trampolines of `T`, and
+/// `T::slot()` points at this object, which is pinned.
 #[pin_data]
 struct ClientInner<T: ClientSlotOf> {
     #[pin]
     client: Opaque<bindings::ib_client>,
+    #[pin]
+    registered: Mutex<bool>,
     ctx: T,
 }
 
-/// A registered `ib_client`; dropping it unregisters, which runs
-/// [`Client::remove`] for every device first.
-///
-/// # Invariants
-///
-/// `inner.client` is registered with ib_core and `T::slot()` points at
-/// `inner` until `drop`.
-pub struct ClientRegistration<T: ClientSlotOf> {
-    inner: Pin<KBox<ClientInner<T>>>,
+// SAFETY: `T` is `Send + Sync`; the `ib_client` is only touched by ib_core
+// under its own locks, and registered and unregistered (under
+// `registered`) from any thread.
+unsafe impl<T: ClientSlotOf> Send for ClientInner<T> {}
+// SAFETY: as for `Send`: `&ClientInner` reads `ctx`, or takes the lock.
+unsafe impl<T: ClientSlotOf> Sync for ClientInner<T> {}
+
+impl<T: ClientSlotOf> End for ClientInner<T> {
+    fn end(&self) {
+        let mut registered = self.registered.lock();
+        if *registered {
+            // SAFETY: registered (type invariant). This waits for running
+            // callbacks and calls `remove` for every device that was added.
+            unsafe { bindings::ib_unregister_client(self.client.get()) };
+            T::slot().0.store(ptr::null_mut(), Ordering::Release);
+            *registered = false;
+        }
+    }
 }
 
-// SAFETY: `T` is `Send + Sync`; the `ib_client` is only touched by ib_core
-// under its own locks, and `ib_unregister_client()` may run on any thread.
-unsafe impl<T: ClientSlotOf> Send for ClientRegistration<T> {}
-// SAFETY: a shared reference allows no access at all.
-unsafe impl<T: ClientSlotOf> Sync for ClientRegistration<T> {}
+/// A registered `ib_client`; dropping it unregisters, which runs
+/// [`Client::remove`] for every device first. If it is leaked instead, it
+/// is unregistered when its module goes, after the module's exit function:
+/// ib_core never calls into a module that is gone.
+pub struct ClientRegistration<T: ClientSlotOf> {
+    inner: Arc<ClientInner<T>>,
+    owner: Arc<Owner>,
+}
 
 impl<T: ClientSlotOf> ClientRegistration<T> {
-    /// Registers `ctx` as an `ib_client` named `name`; `EBUSY` if a client
-    /// of type `T` is registered already. May sleep: `add` runs for every
-    /// device present before this returns.
-    pub fn new(name: &'static CStr, ctx: T) -> Result<Self> {
+    /// Registers `ctx` as an `ib_client` named `name`, for `module` (the
+    /// module's `THIS_MODULE`, whose code the callbacks are); `EBUSY` if a
+    /// client of type `T` is registered already, `ENODEV` if `module` is
+    /// going. May sleep: `add` runs for every device present before this
+    /// returns.
+    pub fn new(module: &'static ThisModule, name: &'static CStr, ctx: T) -> Result<Self> {
         might_sleep();
+        let owner = Owner::of(module)?;
         // SAFETY: zero is a valid `ib_client` (null pointers, `None`
         // callbacks, zero counters); ib_core initialises its own fields.
         let mut client: bindings::ib_client = unsafe { core::mem::zeroed() };
         client.name = name.as_char_ptr();
         client.add = Some(add_callback::<T>);
         client.remove = Some(remove_callback::<T>);
-        let inner = KBox::pin_init(
+        let inner = Arc::pin_init(
             pin_init!(ClientInner {
                 client: Opaque::new(client),
+                registered <- new_mutex!(false, "rdma_client_registered"),
                 ctx,
             }),
             GFP_KERNEL,
         )?;
-
         let me = ptr::from_ref::<ClientInner<T>>(&inner)
             .cast_mut()
             .cast::<c_void>();
@@ -424,26 +444,34 @@ impl<T: ClientSlotOf> ClientRegistration<T> {
             .0
             .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
             .map_err(|_| EBUSY)?;
-        // SAFETY: the client is initialised and pinned in a box that outlives
-        // the registration (dropped only after `ib_unregister_client()`), and
-        // the trampolines find it through `T::slot()`, set above.
+        let ended: Arc<dyn End> = inner.clone();
+        if let Err(e) = owner.keep(ended) {
+            T::slot().0.store(ptr::null_mut(), Ordering::Release);
+            return Err(e);
+        }
+        let mut registered = inner.registered.lock();
+        // SAFETY: the client is initialised and pinned in an `Arc` that
+        // outlives the registration (the owner keeps one until it ends
+        // it), and the trampolines find it through `T::slot()`, set above.
         let ret = unsafe { bindings::ib_register_client(inner.client.get()) };
         if let Err(e) = to_result(ret) {
+            drop(registered);
+            owner.forget(&*inner);
             T::slot().0.store(ptr::null_mut(), Ordering::Release);
             return Err(e);
         }
         // INVARIANT: registered above, `T::slot()` points at `inner`.
-        Ok(Self { inner })
+        *registered = true;
+        drop(registered);
+        Ok(Self { inner, owner })
     }
 }
 
 impl<T: ClientSlotOf> Drop for ClientRegistration<T> {
     fn drop(&mut self) {
         might_sleep();
-        // SAFETY: registered (type invariant). This waits for running
-        // callbacks and calls `remove` for every device that was added.
-        unsafe { bindings::ib_unregister_client(self.inner.client.get()) };
-        T::slot().0.store(ptr::null_mut(), Ordering::Release);
+        self.inner.end();
+        self.owner.forget(&*self.inner);
     }
 }
 

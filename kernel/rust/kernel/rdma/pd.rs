@@ -10,6 +10,7 @@
 
 use super::bindings;
 use super::device::{might_sleep, DeviceRef};
+use super::owner::Name;
 use core::ptr::NonNull;
 use kernel::{error::from_err_ptr, prelude::*, str::CStr};
 
@@ -39,6 +40,8 @@ use kernel::{error::from_err_ptr, prelude::*, str::CStr};
 pub struct Pd {
     ptr: NonNull<bindings::ib_pd>,
     dev: DeviceRef,
+    /// The name ib_core's record of the PD points to.
+    _name: Name,
 }
 
 // SAFETY: a PD may be used and deallocated from any thread.
@@ -49,17 +52,20 @@ unsafe impl Sync for Pd {}
 impl Pd {
     /// Allocates a PD on `dev`. `owner` is the name `rdma resource show`
     /// lists as the PD's user, `KBUILD_MODNAME` for the C macro
-    /// `ib_alloc_pd()`.
+    /// `ib_alloc_pd()`; the PD keeps a copy, which lives as long as the PD
+    /// (leaked, longer than the module whose string `owner` is).
     pub fn new(dev: &DeviceRef, owner: &'static CStr) -> Result<Self> {
         might_sleep();
+        let name = Name::new(owner)?;
         // SAFETY: `dev` is a valid device (type invariant of `Device`);
-        // `owner` is a static string.
+        // `name` lives as long as the PD (it is a field of `Self`).
         let ptr =
-            from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, owner.as_char_ptr()) })?;
+            from_err_ptr(unsafe { bindings::__ib_alloc_pd(dev.as_raw(), 0, name.as_char_ptr()) })?;
         // INVARIANT: allocated on `dev` just above.
         Ok(Self {
             ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
             dev: dev.clone(),
+            _name: name,
         })
     }
 

@@ -34,9 +34,7 @@ use super::device::might_sleep;
 use super::mr::{Access, Region};
 use super::pd::Pd;
 use super::wc::modify_qp_err;
-use super::work::{
-    work_done, CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx, MAX_SGE,
-};
+use super::work::{CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx, WorkHead, MAX_SGE};
 
 /// The operation of a send-queue work request.
 #[derive(Clone, Copy, Debug)]
@@ -264,8 +262,8 @@ impl Qp {
     ///
     /// # Safety
     ///
-    /// `id` must be a valid cm id bound to the device of `pd` and `cq` that
-    /// outlives the returned object.
+    /// `id` must be a valid cm id made by [`super::cm::CmId`], bound to the
+    /// device of `pd` and `cq`, that outlives the returned object.
     pub(super) unsafe fn create(
         id: NonNull<bindings::rdma_cm_id>,
         pd: Arc<Pd>,
@@ -302,7 +300,9 @@ impl Qp {
         // counted against that, so the CQ cannot overflow (`QpCaps`). Allocated before
         // the QP: once the QP exists nothing may fail before `Self` owns it
         // (the CQ and PD would be freed under it, and it never destroyed).
-        let slots = Slots::new(caps.send_wr, caps.recv_wr, cq.cq().clone())?;
+        // SAFETY: `id` is live and made by `CmId` (caller).
+        let owner = unsafe { id_header(id) }.owner.clone();
+        let slots = Slots::new(caps.send_wr, caps.recv_wr, cq.cq().clone(), owner)?;
         // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
         let mut ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
         if ret == EINVAL.to_errno() && attr.cap.max_inline_data > 0 {
@@ -411,7 +411,7 @@ impl Qp {
         // SAFETY: zero is a valid `ib_recv_wr`.
         let mut wr: bindings::ib_recv_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a live box (see `box_work`).
-        let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        let cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).head.cqe) };
         wr.__bindgen_anon_1.wr_cqe = cqe;
         if sges.n > 0 {
             wr.sg_list = sges.list.as_mut_ptr();
@@ -506,7 +506,7 @@ impl Qp {
         let rdma = core::ptr::addr_of_mut!(atomic).cast::<bindings::ib_rdma_wr>();
         let wr = &mut atomic.wr;
         // SAFETY: `work` is a live box (see `box_work`).
-        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).head.cqe) };
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         if sges.n > 0 {
             wr.sg_list = sges.list.as_mut_ptr();
@@ -581,7 +581,8 @@ impl Qp {
         // SAFETY: zero is a valid `ib_reg_wr`.
         let mut wr: bindings::ib_reg_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a live box.
-        wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.wr.__bindgen_anon_1.wr_cqe =
+            unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).head.cqe) };
         wr.wr.opcode = bindings::ib_wr_opcode_IB_WR_REG_MR;
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.mr = region.mr_raw();
@@ -631,7 +632,8 @@ impl Qp {
         // SAFETY: zero is a valid `ib_rdma_wr`.
         let mut wr: bindings::ib_rdma_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a live box.
-        wr.wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.wr.__bindgen_anon_1.wr_cqe =
+            unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).head.cqe) };
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.wr.sg_list = &mut sge;
         wr.wr.num_sge = 1;
@@ -667,7 +669,7 @@ impl Qp {
         // SAFETY: zero is a valid `ib_send_wr`.
         let mut wr: bindings::ib_send_wr = unsafe { core::mem::zeroed() };
         // SAFETY: `work` is a live box.
-        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).cqe) };
+        wr.__bindgen_anon_1.wr_cqe = unsafe { core::ptr::addr_of_mut!((*work.as_ptr()).head.cqe) };
         wr.opcode = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
         wr.ex.invalidate_rkey = region.rkey();
@@ -709,9 +711,6 @@ impl Qp {
             Ok(slot) => slot,
             Err(e) => return Err((e, ctx)),
         };
-        // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
-        let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
-        cqe.done = Some(work_done::<H>);
         // The box first, so a failure can hand `ctx` back untouched: one a
         // completed request left, or a new one. Every post comes from
         // process context with no spinlock held (ioctls, cm handlers, the
@@ -723,7 +722,7 @@ impl Qp {
         // SAFETY: an uninitialized box for a `Work<H>`, ours alone.
         unsafe {
             work.as_ptr().write(Work {
-                cqe,
+                head: WorkHead::new::<H>(&self.slots),
                 handler: handler.clone(),
                 ctx,
                 region: None,

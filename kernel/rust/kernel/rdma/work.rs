@@ -16,6 +16,7 @@ use super::device::current_task;
 use super::dma::DeviceBuf;
 use super::errno;
 use super::mr::Region;
+use super::owner::Owner;
 use super::qp::{SendOp, Sges};
 use super::wc::{modify_qp_err, Wc};
 use core::{
@@ -163,19 +164,51 @@ pub trait CompletionHandler: Send + Sync + 'static {
     fn complete(this: &Arc<Self>, wc: &Wc, ctx: Self::Ctx);
 }
 
+/// What every posted request starts with, whatever its handler type: what
+/// the completion gate ([`work_gate`]) reads.
+///
+/// # Invariants
+///
+/// `cqe.done` is [`work_gate`]; `owner` is the owner of the QP's id, kept
+/// alive by the QP's [`Slots`], which the request's [`Slot`] holds; `done`
+/// is the completion trampoline of the request's handler type, code of
+/// that owner.
+#[repr(C)]
+pub(super) struct WorkHead {
+    pub(super) cqe: bindings::ib_cqe,
+    owner: *const Owner,
+    done: unsafe extern "C" fn(*mut bindings::ib_cq, *mut bindings::ib_wc),
+}
+
+impl WorkHead {
+    /// The head of a request of handler type `H` on the QP of `slots`.
+    pub(super) fn new<H: CompletionHandler>(slots: &Slots) -> Self {
+        // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
+        let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
+        cqe.done = Some(work_gate);
+        // INVARIANT: `slots` are the QP's, and keep its owner.
+        Self {
+            cqe,
+            owner: &*slots.owner,
+            done: work_done::<H>,
+        }
+    }
+}
+
 /// One posted work request: its `ib_cqe` first, so `container_of` is a cast.
 ///
 /// # Invariants
 ///
 /// Between its post and its completion a `Work` lives in a box of its QP's
-/// [`Slots`] ([`Slots::new_box`]) that the device owns: its `cqe.done` is
-/// the completion trampoline of `H`, and the only pointer to it is the
+/// [`Slots`] ([`Slots::new_box`]) that the device owns: its head's `done`
+/// is the completion trampoline of `H`, and the only pointer to it is the
 /// `wr_cqe` of the posted request, through which the trampoline (or the
 /// failed post) takes it out ([`Work::take`]), exactly once. `#[repr(C)]`
-/// with `cqe` first makes the `ib_cqe` pointer the box's.
+/// with the head (and in it `cqe`) first makes the `ib_cqe` pointer the
+/// box's.
 #[repr(C)]
 pub(super) struct Work<H: CompletionHandler> {
-    pub(super) cqe: bindings::ib_cqe,
+    pub(super) head: WorkHead,
     pub(super) handler: Arc<H>,
     pub(super) ctx: H::Ctx,
     /// The region the request names (registration, invalidation, a READ's
@@ -259,6 +292,9 @@ pub(super) struct Slots {
     qp: Mutex<QpPtr>,
     /// The CQ the QP's requests complete on.
     pub(super) cq: Arc<Cq>,
+    /// The owner of the QP's id: the module whose code its completion
+    /// handlers are.
+    owner: Arc<Owner>,
 }
 
 /// The QP of a [`Slots`], or none once it is being destroyed.
@@ -276,7 +312,7 @@ pub(super) enum Slot {
 impl Slots {
     /// Slots for `send` and `recv` requests, and room to keep a box for
     /// each.
-    pub(super) fn new(send: u32, recv: u32, cq: Arc<Cq>) -> Result<Arc<Self>> {
+    pub(super) fn new(send: u32, recv: u32, cq: Arc<Cq>, owner: Arc<Owner>) -> Result<Arc<Self>> {
         let room = usize::try_from(send)?
             .checked_add(usize::try_from(recv)?)
             .ok_or(EINVAL)?;
@@ -289,6 +325,7 @@ impl Slots {
                 boxes <- new_spinlock!(BoxCache { layout: None, free }, "rdma_qp_boxes"),
                 qp <- new_mutex!(QpPtr(None), "rdma_qp_ptr"),
                 cq,
+                owner,
             }),
             GFP_KERNEL,
         )
@@ -437,14 +474,42 @@ impl<H: CompletionHandler> Drop for PreparedSend<H> {
     }
 }
 
-/// `ib_cqe::done` of every work request posted through [`super::qp::Qp`].
+/// `ib_cqe::done` of every work request posted through [`super::qp::Qp`]:
+/// calls the request's completion trampoline inside its owner's code. Once
+/// the owner's module is gone (it leaked the QP), the request, its context
+/// and its box are leaked instead: their drop is the module's code. This
+/// crate's code, never the module's.
 ///
 /// # Safety
 ///
 /// Called by ib_core only, with a completion whose `wr_cqe` is the `cqe`
-/// field of a `Work<H>` posted by [`Qp::post_send`](super::qp::Qp::post_send)
-/// or [`Qp::post_recv`](super::qp::Qp::post_recv).
-pub(super) unsafe extern "C" fn work_done<H: CompletionHandler>(
+/// of a [`WorkHead`], at the start of a posted `Work`.
+#[inline(never)]
+unsafe extern "C" fn work_gate(cq: *mut bindings::ib_cq, wc: *mut bindings::ib_wc) {
+    // SAFETY: ib_core passes a valid completion, whose `wr_cqe` is the one
+    // set when posting: a `WorkHead`'s `cqe`, its first field.
+    let head = unsafe { &*(*wc).__bindgen_anon_1.wr_cqe.cast::<WorkHead>() };
+    // Read before the call, which frees the box.
+    let done = head.done;
+    // SAFETY: the owner is alive while the request is posted (invariant of
+    // `WorkHead`).
+    if let Some(_entered) = unsafe { &*head.owner }.enter() {
+        // SAFETY: ib_core's arguments, for the trampoline of the request's
+        // handler type, whose module's code stays while `_entered` does.
+        unsafe { done(cq, wc) };
+    }
+}
+
+/// The completion trampoline of a request of handler type `H`:
+/// [`work_gate`] calls it.
+///
+/// # Safety
+///
+/// Called by [`work_gate`] only, inside the owner's code, with a completion
+/// whose `wr_cqe` is the `cqe` of a `Work<H>` posted by
+/// [`Qp::post_send`](super::qp::Qp::post_send) or
+/// [`Qp::post_recv`](super::qp::Qp::post_recv).
+unsafe extern "C" fn work_done<H: CompletionHandler>(
     _cq: *mut bindings::ib_cq,
     wc: *mut bindings::ib_wc,
 ) {

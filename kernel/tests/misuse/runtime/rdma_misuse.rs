@@ -648,14 +648,15 @@ struct RdmaMisuse {
 }
 
 impl kernel::Module for RdmaMisuse {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let devices = Arc::pin_init(
             pin_init!(Devices {
                 list <- new_mutex!(KVec::new()),
             }),
             GFP_KERNEL,
         )?;
-        let client = ClientRegistration::new(c_str!("rdma_misuse"), DevClient(devices.clone()))?;
+        let client =
+            ClientRegistration::new(module, c_str!("rdma_misuse"), DevClient(devices.clone()))?;
         let misuse = Arc::pin_init(
             pin_init!(Misuse {
                 devices,
@@ -682,7 +683,7 @@ impl kernel::Module for RdmaMisuse {
             }),
             GFP_KERNEL,
         )?;
-        let mut listener = CmId::new(misuse.clone(), PortSpace::Tcp, OWNER)?;
+        let mut listener = CmId::new(misuse.clone(), PortSpace::Tcp, module)?;
         listener.listen(&SockAddr::v4([0; 4], PORT), 1)?;
         pr_info!("listening on port {}\n", PORT);
         Ok(Self {
