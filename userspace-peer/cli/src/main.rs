@@ -148,6 +148,9 @@ pub enum Cmd {
         /// Milliseconds to stay connected after the last echo.
         #[arg(long, default_value_t = 0)]
         hold_ms: u64,
+        /// Milliseconds to wait before each message after the first.
+        #[arg(long, default_value_t = 0)]
+        pause_ms: u64,
     },
     /// Userspace initiator: connect to a target and run a scenario.
     Initiate(InitiatorArgs),
@@ -529,11 +532,13 @@ fn run(cli: Cli) -> Result<()> {
             userspace,
             timeout_ms,
             hold_ms,
+            pause_ms,
         } => {
             let plan = rawping::Plan {
                 sizes: msgs.sizes,
                 seed: msgs.seed,
                 hold: std::time::Duration::from_millis(hold_ms),
+                pause: std::time::Duration::from_millis(pause_ms),
             };
             if userspace {
                 rawping::userspace(msgs.connect, &plan)
@@ -646,6 +651,8 @@ mod tests {
             "--userspace",
             "--hold-ms",
             "500",
+            "--pause-ms",
+            "4000",
         ])
         .unwrap();
         match cli.cmd {
@@ -654,12 +661,13 @@ mod tests {
                 userspace,
                 timeout_ms,
                 hold_ms,
+                pause_ms,
             } => {
                 assert_eq!(msgs.connect.port, 7);
                 assert_eq!(msgs.sizes, [1, 4096]);
                 assert_eq!(
-                    (msgs.seed, userspace, timeout_ms, hold_ms),
-                    (1, true, 10_000, 500)
+                    (msgs.seed, userspace, timeout_ms, hold_ms, pause_ms),
+                    (1, true, 10_000, 500, 4000)
                 );
             }
             c => panic!("{c:?}"),

@@ -24,18 +24,25 @@ pub struct Plan {
     /// How long to stay connected after the last echo (a test deletes the
     /// device meanwhile).
     pub hold: Duration,
+    /// How long to wait before each message after the first (a test
+    /// unloads the server meanwhile).
+    pub pause: Duration,
 }
 
 /// Sends each message and checks its echo: the same length and pattern.
 fn run(
     sizes: &[u64],
     seed: u64,
+    pause: Duration,
     mut send: impl FnMut(&[u8]) -> Result<()>,
     mut recv: impl FnMut(&mut [u8]) -> Result<usize>,
 ) -> Result<()> {
     let largest = sizes.iter().copied().max().unwrap_or(0) as usize;
     let mut back = vec![0u8; largest.max(1)];
     for (i, &size) in sizes.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
         let mut msg = vec![0u8; size as usize];
         pattern::fill(&mut msg, seed, i as u64);
         send(&msg).with_context(|| format!("message {i} ({size} bytes)"))?;
@@ -62,6 +69,7 @@ pub fn kernel(dev: &KrustDev, at: abi::Addr, p: &Plan, ms: u32) -> Result<()> {
     run(
         &p.sizes,
         p.seed,
+        p.pause,
         |m| dev.send(m, ms).context("IOCTL_SEND"),
         |b| dev.recv(b, ms).context("IOCTL_RECV"),
     )?;
@@ -75,6 +83,7 @@ pub fn userspace(at: abi::Addr, p: &Plan) -> Result<()> {
     run(
         &p.sizes,
         p.seed,
+        p.pause,
         |m| peer.send_wire(&[m.to_vec()]),
         |b| peer.recv_wire(b),
     )?;

@@ -4,7 +4,7 @@
 //! unloaded: leaking is safe Rust, so nothing may call into the module once
 //! it is gone (the guest test `kernel_rdma_leak`).
 //!
-//! It listens on 203.0.113.21, port 7472, and echoes each message of the
+//! It listens on 203.0.113.22, port 7472, and echoes each message of the
 //! one connection it takes. Its exit function leaves everything behind: the
 //! listener is forgotten (`core::mem::forget`), the connection's id and the
 //! `ib_client` registration are kept by the handler, which the ids' contexts
@@ -37,7 +37,7 @@ module! {
     license: "GPL",
 }
 
-const ADDR: [u8; 4] = [203, 0, 113, 21];
+const ADDR: [u8; 4] = [203, 0, 113, 22];
 const PORT: u16 = 7472;
 /// Receives kept posted, and the largest message.
 const DEPTH: u32 = 4;
