@@ -24,6 +24,7 @@ requires() {
 }
 
 test_main() {
+	ensure_loaded
 	trap 'rmmod rdma_active 2>/dev/null || true; rdma link delete ${PROV}26 2>/dev/null || true; ip link del kv26 2>/dev/null || true' EXIT
 	veth_dev ${PROV}26 26 203.0.113.26
 	insmod "$ACTIVE_KO" || fail "insmod rdma_active.ko"

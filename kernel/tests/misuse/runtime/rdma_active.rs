@@ -89,7 +89,7 @@ impl Active {
 
     /// After `Established`: "ping".
     fn ping(this: &Arc<Self>, id: &mut CmId<Self>) -> Result {
-        let qp = id.qp().ok_or(ENOTCONN)?;
+        let qp = id.qp().ok_or(EINVAL)?;
         let mut data = KVec::new();
         data.extend_from_slice(PING, GFP_KERNEL)?;
         let buf = DeviceBuf::map(qp.pd().device(), data, Direction::ToDevice)?;
