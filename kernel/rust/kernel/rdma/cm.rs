@@ -1000,8 +1000,9 @@ impl<H: CmHandler> HandlerId<'_, H> {
 /// `rdma_cm_id::event_handler` of every id made through [`CmId::new`]:
 /// calls the id's handler trampoline inside its owner's code; once the
 /// owner's module is gone (it leaked the id), answers for it: a connection
-/// request is refused, a device removal lets rdma_cm destroy the id, other
-/// events are ignored. This crate's code, never the module's.
+/// request is refused, the peer's disconnect answered, a device removal
+/// lets rdma_cm destroy the id, other events are ignored. This crate's
+/// code, never the module's.
 ///
 /// # Safety
 ///
@@ -1033,6 +1034,15 @@ unsafe extern "C" fn cm_gate(
             if header.state.load(Ordering::Acquire) != DEFERRED =>
         {
             ENODEV.to_errno()
+        }
+        // The peer ended the connection: answered as a handler would
+        // (`HandlerId::disconnect`), so the peer does not wait out its
+        // timeouts; the QP's requests flush, their completions dropped.
+        bindings::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED => {
+            // SAFETY: rdma_cm's live id, in its handler; `rdma_disconnect()`
+            // takes no lock the handler holds.
+            let _ = unsafe { bindings::rdma_disconnect(id) };
+            0
         }
         _ => 0,
     }
