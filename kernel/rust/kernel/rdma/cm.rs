@@ -588,9 +588,9 @@ impl<H: CmHandler> CmId<H> {
     /// Creates the RC QP of this id with a PD and a CQ of its own on the
     /// id's device, the CQ reaped in `poll` (not [`PollContext::Softirq`]:
     /// completion handlers may sleep). `owner` is the name `rdma resource
-    /// show` lists for them (the PD and the CQ keep a copy). `EBUSY` if the id has a QP, `ENODEV` if it has no
-    /// device yet (its address is not resolved, or it is not a request's
-    /// child).
+    /// show` lists for them (the PD and the CQ keep a copy). `EBUSY` if
+    /// the id has a QP, `ENODEV` if it has no device yet (its address is
+    /// not resolved, or it is not a request's child).
     pub fn create_qp(
         &mut self,
         caps: QpCaps,
