@@ -23,10 +23,9 @@ use core::{
 use kernel::{
     error::to_result,
     ffi::c_int,
-    new_mutex,
     prelude::*,
     str::CStr,
-    sync::{Arc, Mutex},
+    sync::{Arc, LockClassKey, Mutex},
     types::{ARef, AlwaysRefCounted, ForeignOwnable, Opaque},
     ThisModule,
 };
@@ -432,7 +431,10 @@ impl<T: ClientSlotOf> ClientRegistration<T> {
         let inner = Arc::pin_init(
             pin_init!(ClientInner {
                 client: Opaque::new(client),
-                registered <- new_mutex!(false, "rdma_client_registered"),
+                registered <- {
+                    let (name, key) = registered_class();
+                    Mutex::new(false, name, key)
+                },
                 ctx,
             }),
             GFP_KERNEL,
@@ -465,6 +467,18 @@ impl<T: ClientSlotOf> ClientRegistration<T> {
         drop(registered);
         Ok(Self { inner, owner })
     }
+}
+
+/// The lock class of every `ClientInner::registered`, and its name: made
+/// once, here, outside the generic code, where each crate that instantiates
+/// it would bring its own copy of the name, which lockdep would then find
+/// under the same key (and, once that crate's module is gone, freed).
+#[inline(never)]
+fn registered_class() -> (&'static CStr, &'static LockClassKey) {
+    (
+        kernel::c_str!("rdma_client_registered"),
+        kernel::static_lock_class!(),
+    )
 }
 
 impl<T: ClientSlotOf> Drop for ClientRegistration<T> {
