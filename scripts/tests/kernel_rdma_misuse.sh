@@ -70,7 +70,7 @@ test_main() {
 	rmmod rdma_misuse || fail "rmmod rdma_misuse"
 	timeout 20 rdma link delete ${PROV}20 || fail "rdma link delete ${PROV}20"
 	ip link del kv20
-	expect_eq "$verdict" "misuse: 11 passed, 0 failed" "the misuse checks"
+	expect_eq "$verdict" "misuse: 12 passed, 0 failed" "the misuse checks"
 	grep -q '^ok [0-9]* foreign_device_buffer_refused$' <<<"$log" ||
 		fail "the cross-device check did not run with ${PROV}20 present"
 }

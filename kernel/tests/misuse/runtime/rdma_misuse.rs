@@ -49,7 +49,7 @@ module! {
 
 const PORT: u16 = 7471;
 const OWNER: &CStr = c_str!("rdma_misuse");
-const CHECKS: u32 = 11;
+const CHECKS: u32 = 12;
 
 /// A READ and a fetch-and-add of nowhere: the checks that post them
 /// expect a refusal before the peer is ever asked.
@@ -252,6 +252,14 @@ impl Misuse {
         };
         let cq = Arc::new(Cq::new(&dev, need, None, poll, OWNER)?, GFP_KERNEL)?;
         id.create_qp_on(&pd, &cq, Self::CAPS)?;
+        // The peer sends one byte once connected: its receive is posted
+        // before the accept. (iWARP has no RNR retry: on siw a SEND that
+        // finds no receive ends the connection, and with it the checks.)
+        let buf = DeviceBuf::alloc(&dev, 64, Direction::FromDevice)?;
+        id.qp()
+            .ok_or(ENODEV)?
+            .post_recv(this, Ctx::Buf(buf))
+            .map_err(|(e, _)| e)?;
         *this.cq.lock() = Some(cq);
         *this.child.lock() = Some(id);
         let param = ConnParam {
@@ -360,6 +368,19 @@ impl Misuse {
                 return;
             }
         };
+
+        // The peer's byte, in the receive posted before the accept: the
+        // connection works before it is misused.
+        let r = (|| {
+            let base = this.reaped.lock().done;
+            this.reap_until(base + 1)?;
+            let r = this.reaped.lock();
+            if r.failed != 0 || r.dropped {
+                return Err(EIO);
+            }
+            Ok(())
+        })();
+        this.check("peer_message_received", r);
 
         // Row 11: one call of `sges`, one entry: posted, not refused by the
         // provider for the four entries a second call would list.
@@ -599,7 +620,13 @@ impl CompletionHandler for Misuse {
     type Ctx = Ctx;
 
     fn complete(this: &Arc<Self>, wc: &Wc, _ctx: Ctx) {
-        if this.conns.load(Ordering::Acquire) == 3 {
+        let conn = this.conns.load(Ordering::Acquire);
+        if conn == 1 {
+            // The first connection's receive, flushed when it is dropped:
+            // nothing of the second's checks.
+            return;
+        }
+        if conn == 3 {
             if wc.flushed() {
                 // On ib_core's workqueue: the connection's last owner goes
                 // here. Before the fix this drop hung, draining the QP.
@@ -615,6 +642,7 @@ impl CompletionHandler for Misuse {
             let mut r = this.reaped.lock();
             r.done += 1;
             if !wc.ok() && !wc.flushed() {
+                pr_info!("# a completion failed: {}\n", wc.status_msg());
                 r.failed += 1;
             }
             if wc.flushed() && !r.dropped {
