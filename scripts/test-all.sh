@@ -47,7 +47,7 @@ count() { # VERDICT NAME
 }
 
 # Formatting, as the kernel's `make rustfmtcheck` would.
-if rustfmt --check rdma_krust.rs &&
+if rustfmt --check rdma_krust.rs && rustfmt --edition 2021 --check kernel/rust/kernel/rdma.rs &&
 	(cd userspace-peer && cargo fmt --check); then
 	count PASS rustfmt
 else

@@ -8,25 +8,28 @@
 // kernel's `rdma.rs`.
 use super::bindings;
 
-#[path = "../../kernel/rust/kernel/rdma/cm.rs"]
+// The files themselves, as Kbuild copies them to src/kapi/rdma/ from
+// kernel/rust/kernel/rdma/ with one change: the error codes the series
+// adds to `kernel::error::code`, which 6.12 lacks, are the module's
+// (`super::errno`). `rustfmt` checks them where they are written, but for
+// `device`: an attribute on its `mod` would make its `macro_export`ed
+// macro one that `crate::rdma_client_slot` may not name.
+#[rustfmt::skip]
 pub mod cm;
-#[path = "../../kernel/rust/kernel/rdma/cq.rs"]
+#[rustfmt::skip]
 pub mod cq;
-#[path = "../../kernel/rust/kernel/rdma/device.rs"]
 pub mod device;
-#[path = "../../kernel/rust/kernel/rdma/dma.rs"]
+#[rustfmt::skip]
 pub mod dma;
-#[path = "../../kernel/rust/kernel/rdma/errno.rs"]
-mod errno;
-#[path = "../../kernel/rust/kernel/rdma/mr.rs"]
+#[rustfmt::skip]
 pub mod mr;
-#[path = "../../kernel/rust/kernel/rdma/owner.rs"]
+#[rustfmt::skip]
 mod owner;
-#[path = "../../kernel/rust/kernel/rdma/pd.rs"]
+#[rustfmt::skip]
 pub mod pd;
-#[path = "../../kernel/rust/kernel/rdma/qp.rs"]
+#[rustfmt::skip]
 pub mod qp;
-#[path = "../../kernel/rust/kernel/rdma/wc.rs"]
+#[rustfmt::skip]
 pub mod wc;
-#[path = "../../kernel/rust/kernel/rdma/work.rs"]
+#[rustfmt::skip]
 pub mod work;

@@ -29,7 +29,6 @@ pub mod cm;
 pub mod cq;
 pub mod device;
 pub mod dma;
-mod errno;
 pub mod mr;
 mod owner;
 pub mod pd;

@@ -27,7 +27,6 @@
 use super::bindings;
 use super::cq::{Cq, PollContext};
 use super::device::{current_task, might_sleep, Device, DeviceRef};
-use super::errno;
 use super::owner::Owner;
 use super::pd::Pd;
 use super::qp::{Qp, QpCaps};
@@ -1025,9 +1024,7 @@ unsafe extern "C" fn cm_gate(
     // SAFETY: rdma_cm passes a valid event.
     match unsafe { (*event).event } {
         // The child is nobody's: rdma_cm rejects and destroys it.
-        bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => {
-            errno::ECONNREFUSED().to_errno()
-        }
+        bindings::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => ECONNREFUSED.to_errno(),
         // Nobody will destroy a leaked id but rdma_cm (a deferred one's
         // work item does, itself).
         bindings::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL
@@ -1087,11 +1084,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
     if ctx.header.state.load(Ordering::Acquire) == DEFERRED {
         // An id whose owner dropped it: its destruction is queued. A
         // request to it is refused.
-        return if request {
-            errno::ECONNREFUSED().to_errno()
-        } else {
-            0
-        };
+        return if request { ECONNREFUSED.to_errno() } else { 0 };
     }
     // INVARIANT: this task holds the handler mutex of `id` (and, for a
     // request, of the listener whose context this is) until the call ends.
@@ -1123,7 +1116,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
         }
         if !hid.adopted.get() {
             // Nobody adopted the child: rdma_cm rejects and destroys it.
-            return errno::ECONNREFUSED().to_errno();
+            return ECONNREFUSED.to_errno();
         }
     }
     // SAFETY: `now` is the id's own context: the owner's, or the adopted
@@ -1136,7 +1129,7 @@ unsafe extern "C" fn handler_trampoline<H: CmHandler>(
             // returns non-zero.
             // SAFETY: made by `IdCtx::new`; the id is about to go.
             unsafe { IdCtx::free(NonNull::new_unchecked(now)) };
-            errno::ECONNREFUSED().to_errno()
+            ECONNREFUSED.to_errno()
         }
         // Dropped meanwhile from a completion handler: its work item ends
         // the id once this returns.

@@ -14,7 +14,6 @@ use super::bindings;
 use super::device::might_sleep;
 use super::device::DeviceAttrs;
 use super::dma::SharedBuf;
-use super::errno;
 use super::pd::Pd;
 use core::{
     ptr::NonNull,
@@ -226,7 +225,7 @@ impl Layout {
             return Err(EINVAL);
         }
         if len as u64 > attrs.max_mr_size {
-            return Err(errno::EMSGSIZE());
+            return Err(EMSGSIZE);
         }
         let cpu_page = kernel::page::PAGE_SIZE;
         let mut page = cpu_page;
@@ -247,7 +246,7 @@ impl Layout {
             }
             page = page.checked_mul(2).unwrap_or(0);
         }
-        Err(errno::EMSGSIZE())
+        Err(EMSGSIZE)
     }
 }
 

@@ -4,7 +4,6 @@
 //! QP to the error state.
 
 use super::bindings;
-use super::errno;
 use super::work::Slots;
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
@@ -107,15 +106,15 @@ impl Wc {
     pub fn errno(&self) -> Error {
         match self.status {
             bindings::ib_wc_status_IB_WC_SUCCESS => EINVAL,
-            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => errno::ECONNRESET(),
+            bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR => ECONNRESET,
             bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR
             | bindings::ib_wc_status_IB_WC_LOC_PROT_ERR
             | bindings::ib_wc_status_IB_WC_MW_BIND_ERR => EACCES,
             bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR
             | bindings::ib_wc_status_IB_WC_LOC_LEN_ERR
-            | bindings::ib_wc_status_IB_WC_REM_OP_ERR => errno::EREMOTEIO(),
+            | bindings::ib_wc_status_IB_WC_REM_OP_ERR => EREMOTEIO,
             bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR
-            | bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => errno::ETIMEDOUT(),
+            | bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR => ETIMEDOUT,
             _ => EIO,
         }
     }

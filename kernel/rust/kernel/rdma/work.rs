@@ -14,7 +14,6 @@ use super::bindings;
 use super::cq::Cq;
 use super::device::current_task;
 use super::dma::DeviceBuf;
-use super::errno;
 use super::mr::Region;
 use super::owner::Owner;
 use super::qp::{SendOp, Sges};
@@ -410,7 +409,7 @@ impl Slots {
         let counter = if send { &self.send } else { &self.recv };
         counter
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .map_err(|_| errno::ENOBUFS())?;
+            .map_err(|_| ENOBUFS)?;
         Ok(if send {
             Slot::Send(self.clone())
         } else {
