@@ -6,7 +6,7 @@
 # on a kernel without the series, and per patch a directory
 # kernel/series/NNNN-<slug>/ holding
 #
-#   message     the commit message (Signed-off-by added from series/AUTHOR)
+#   message     the commit message (no Signed-off-by: the sender adds it)
 #   files       the new files, tree paths, copied from kernel/<path>
 #   tree.diff   the edits to files the tree already has (a/ b/ prefixes):
 #               6.12's own, or files an earlier patch of the series added
@@ -116,8 +116,7 @@ make_commits() {
 		fi
 		[ -f "$d/tree.diff" ] && gitq -C "$tree" apply --whitespace=error "$d/tree.diff"
 		gitq -C "$tree" add -A
-		{ cat "$d/message"; printf '\nSigned-off-by: %s\n' "$author"; } |
-			gitq -C "$tree" commit -q -F -
+		gitq -C "$tree" commit -q -F "$d/message"
 	done
 }
 

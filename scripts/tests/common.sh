@@ -158,6 +158,12 @@ has_atomics() {
 	[ "$("$TOOL" devices | awk -v d="$DEV" '$1 == d { print $6 }')" != NONE ]
 }
 
+# rxe_counter NAME: one of the device's hardware counters (rxe's
+# completer_retry_err, duplicate_request, ...); 0 if it has none.
+rxe_counter() {
+	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
+}
+
 # Kernel log lines of the module since the current test started.
 klog() { dmesg | grep 'rdma_krust: '; }
 
