@@ -6,8 +6,9 @@
 # outside the repository.
 #
 # The cache key covers everything that changes the result: the kernel source
-# package version, the config fragment(s), kernel/patches/* (the fixes and
-# the kernel::rdma series in kernel/patches/rust-rdma/), the toolchain
+# package version, the config fragment(s), the changes kernel/patches/*
+# make (the fixes and the kernel::rdma series in kernel/patches/rust-rdma/:
+# their hunks, not their messages), the toolchain
 # versions (rustc, clang, bindgen), and BUILD_RECIPE below, which stands for
 # this script: it is bumped whenever the way the script builds changes (edits
 # that do not change the build, such as comments, keep the cache). A rerun
@@ -49,7 +50,15 @@ cache_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12 2>/dev/null || echo "no linux-source"
 		cat "${fragments[@]}"
-		kernel_patches | xargs -r cat
+		# What a patch changes, not how it is told: its hunks, from its
+		# first file header on (the message, notes and diffstat come
+		# before), without git's extended headers or the function names
+		# after the hunk ranges.
+		while read -r p; do
+			sed -n '/^\(diff --git \|--- a\/\|--- \/dev\/null\)/,$p' "$p" |
+				grep -v '^\(diff --git \|index \|new file mode \|deleted file mode \)' |
+				sed 's/^\(@@ [^@]* @@\).*/\1/'
+		done < <(kernel_patches)
 		echo "recipe $BUILD_RECIPE"
 		rustc --version 2>/dev/null || echo "no rustc"
 		{ clang --version 2>/dev/null || echo "no clang"; } | head -1

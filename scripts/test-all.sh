@@ -7,6 +7,7 @@
 #      missing, says what in one line: then this exits 2 too;
 #   2. formatting: rustfmt over the module crate and the userspace crate;
 #      the kernel::rdma series against its sources (scripts/kernel-series.sh);
+#      the provider fixes sendable as they are (scripts/kernel-fixes.sh);
 #   3. the kernel build (cached), then clippy over the module (its build, on
 #      the kernel's kernel::rdma bindings, and again on its own) and the tool;
 #   4. cargo test of userspace-peer (ABI layout, the C header, argument
@@ -60,6 +61,15 @@ if scripts/kernel-series.sh check; then
 	count PASS kernel_series_matches_sources
 else
 	count FAIL kernel_series_matches_sources
+fi
+
+# The provider fixes are sendable (scripts/kernel-fixes.sh): git
+# format-patch form, applied in order to the pristine 6.12 files,
+# checkpatch --strict clean but for the sign-off, a short subject, Fixes:.
+if scripts/kernel-fixes.sh check; then
+	count PASS provider_fixes_sendable
+else
+	count FAIL provider_fixes_sendable
 fi
 
 # Lints: the module under the kernel's clippy setup (make CLIPPY=1, which is

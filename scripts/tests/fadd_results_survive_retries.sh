@@ -16,14 +16,14 @@
 #
 # rxe completed such a fetch-and-add on that plain ACK without its result
 # (the module returned the buffer's zero fill), and cut a READ short on a
-# stale one (kernel/patches/0008-rxe-a-plain-ack-does-not-complete-a-read-or-atomic.patch;
+# stale one (kernel/patches/0008-rxe-fix-a-read-or-atomic-completed-by-a-plain-ack.patch;
 # without it three runs of three failed: "values seen not 0..n:
 # 0,0,1,..." and "READ back of 28292 bytes differs from the WRITE"). It
 # also let the ACK of a WQE's first try move the completer past the WQE
 # after a retry, so that the next retry resent it empty and every later
 # packet went out one PSN late: the responder failed a multi-packet SEND
 # and the connection went down
-# (kernel/patches/0009-rxe-an-ack-of-a-wqe-sent-again-does-not-pass-it.patch,
+# (kernel/patches/0009-rxe-fix-an-ack-of-a-resent-wqe-moving-the-completer-past-it.patch,
 # and the test multi_packet_retries_keep_psns).
 
 DESCRIPTION="fetch-and-adds mixed with SENDs while rxe retries slow requests: every returned value right"

@@ -30,7 +30,7 @@ test_main() {
 	# the connector's timeout. 6.12's iw_cm dropped a request queued as
 	# its listener went, and siw kept the new endpoint: a connect that
 	# timed out after siw's 10 s MPA timeout, and a leak kmemleak showed
-	# (kernel/patches/0003-iwcm-reject-connect-request-of-a-dying-listener.patch).
+	# (kernel/patches/0003-iwcm-fix-a-connect-request-dropped-while-its-listener-goes.patch).
 	! grep -q 'ETIMEDOUT' <<<"${out%%slowest*}" || fail "a connect timed out: its request was dropped"
 	t=$(date +%s%N)
 	out=$(run_bounded 20 rdma link delete ${PROV}12) || rc=$?

@@ -11,7 +11,7 @@
 # later packet went out one PSN late: the responder failed a SEND
 # (IB_WC_REM_INV_REQ_ERR, status 9), or took the empty one for a message
 # (the module's EPROTO), and the connection was lost. Without
-# kernel/patches/0009-rxe-an-ack-of-a-wqe-sent-again-does-not-pass-it.patch
+# kernel/patches/0009-rxe-fix-an-ack-of-a-resent-wqe-moving-the-completer-past-it.patch
 # ten attempts of ten lost a connection after about a thousand retries.
 # Every check of the stress tool must hold, no connection may be lost,
 # and rxe must have retried.
