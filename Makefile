@@ -12,6 +12,8 @@
 #   make bench-pair         the same across two guests (Documentation/two-hosts.rst)
 #   make demo               boot the guest: device tables from both views, then
 #                           one of each operation against the userspace peer
+#   make upstream-check     the provider fixes' reproducers on unpatched 6.12
+#                           (must show each bug) and on the test kernel (must not)
 #   make clean
 #
 # KDIR defaults to the project's cached kernel (scripts/build-kernel.sh).
@@ -92,4 +94,7 @@ bench-pair:
 demo:
 	scripts/qemu-test.sh --demo
 
-.PHONY: all modules modules_install rust-analyzer clean test test-debug demo bench bench-pair
+upstream-check:
+	scripts/upstream-check.sh
+
+.PHONY: all modules modules_install rust-analyzer clean test test-debug demo bench bench-pair upstream-check

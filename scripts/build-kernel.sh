@@ -26,6 +26,10 @@
 #   scripts/build-kernel.sh --print-kdir    print the build directory only
 #   scripts/build-kernel.sh --prune         prune now, build nothing
 #   KRUST_FLAVOR=debug scripts/build-kernel.sh   also apply kernel/debug.config
+#   KRUST_FLAVOR=upstream scripts/build-kernel.sh
+#       6.12 as Debian ships it: no patch of kernel/patches/ (neither the
+#       fixes nor the series), the test config without the series' options;
+#       the unpatched kernel of scripts/upstream-check.sh
 #
 # The compile's output goes to .krust-build.log in the kernel's directory;
 # a line every KRUST_PROGRESS_SECONDS (60) shows how far it is, and a failed
@@ -44,7 +48,19 @@ BUILD_RECIPE=1
 export PATH="$HOME/.cargo/bin:$PATH"
 
 fragments=("$ROOT/kernel/rdma-krust.config")
-[ "$FLAVOR" = main ] || fragments+=("$ROOT/kernel/$FLAVOR.config")
+case "$FLAVOR" in
+main) ;;
+upstream)
+	# The test config without what only the series adds.
+	fragments=("$CACHE/upstream.config")
+	mkdir -p "$CACHE"
+	grep -vE '^CONFIG_(RUST_RDMA_ABSTRACTIONS|SAMPLE_RUST_RDMA_[A-Z_]+)=' \
+		"$ROOT/kernel/rdma-krust.config" >"$CACHE/upstream.config"
+	# No patch at all.
+	kernel_patches() { :; }
+	;;
+*) fragments+=("$ROOT/kernel/$FLAVOR.config") ;;
+esac
 
 cache_key() {
 	{

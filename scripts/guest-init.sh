@@ -6,7 +6,7 @@
 # tmpfs, mounts the host's result directory, brings up the NIC and soft-RoCE,
 # runs scripts/guest-tests.sh (or the demo), and reboots, which ends QEMU.
 #
-# From the kernel command line: KRUST_MODE (test|demo|bench|pair), KRUST_TESTS
+# From the kernel command line: KRUST_MODE (test|demo|bench|pair|repro), KRUST_TESTS
 # (comma-separated names, empty for all), and for a pair KRUST_ROLE (a or b)
 # and KRUST_IP. The repository is the 9p share krust_src, mounted at
 # /run/krust-src; a pair's shared directory is krust_ctl, at /tmp/ctl.
@@ -54,6 +54,8 @@ if [ "${KRUST_MODE:-test}" = pair ]; then
 	mkdir -p /tmp/ctl
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 krust_ctl /tmp/ctl
 	bash "$KRUST_ROOT/scripts/guest-pair.sh"
+elif [ "${KRUST_MODE:-test}" = repro ]; then
+	bash "$KRUST_ROOT/scripts/guest-repro.sh"
 elif [ "${KRUST_MODE:-test}" = bench ]; then
 	p=${KRUST_PROVIDER:-rxe}
 	rdma link add "${p}0" type "$p" netdev "$nic"

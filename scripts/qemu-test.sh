@@ -15,6 +15,10 @@
 #   scripts/qemu-test.sh --pair [NAME...] the two-host suite: two guests joined
 #                                        by a link the host's relay can make
 #                                        lossy or cut (scripts/qemu-pair.sh)
+#   scripts/qemu-test.sh --repro         the provider fixes' reproducers
+#                                        (kernel/patches/repro/, by
+#                                        scripts/guest-repro.sh); with
+#                                        KRUST_FLAVOR=upstream on unpatched 6.12
 #
 # It installs (scripts/setup.sh) and builds (kernel, module, userspace tools)
 # whatever is missing first, so it works on a fresh Debian 12 machine.
@@ -27,7 +31,7 @@
 #
 # Environment: KRUST_PROVIDER (rxe, siw, or both: one boot each, counts
 # summed; default rxe), KRUST_TIMEOUT (seconds, default 1200), KRUST_LOGDIR, KRUST_SMP,
-# KRUST_MEM, KRUST_FLAVOR (main or debug), KRUST_FUZZ_SECONDS and
+# KRUST_MEM, KRUST_FLAVOR (main, debug or upstream), KRUST_FUZZ_SECONDS and
 # KRUST_FUZZ_SEED, KRUST_FUZZ_TRACE (ioctl_fuzz: 20, its --seed, --trace),
 # KRUST_HOSTILE_SECONDS (hostile_peer_costs_only_its_connection, 60),
 # KRUST_HOSTILE_SEED, KRUST_HOSTILE_LIES (its --seed and --lie),
@@ -48,10 +52,11 @@ while [ $# -gt 0 ]; do
 	--demo) mode=demo ;;
 	--bench) mode=bench ;;
 	--pair) mode=pair ;;
+	--repro) mode=repro ;;
 	--list) exec bash "$ROOT/scripts/guest-tests.sh" --list ;;
 	--kvm) accel=kvm ;;
 	-h | --help)
-		sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -63,7 +68,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-if [ ${#tests[@]} -gt 0 ] && [ "$mode" != pair ]; then
+if [ ${#tests[@]} -gt 0 ] && [ "$mode" = test ]; then
 	known=$(bash "$ROOT/scripts/guest-tests.sh" --list)
 	for t in "${tests[@]}"; do
 		grep -qx "$t" <<<"$known" || { echo "qemu-test: no test named '$t' (see --list)" >&2; exit 2; }
@@ -174,7 +179,7 @@ set -e
 echo "qemu-test: guest ran $(($(date +%s) - start)) s (qemu exit $qemu_rc)"
 
 # --- verdict -----------------------------------------------------------------
-if [ "$mode" = demo ] || [ "$mode" = bench ]; then
+if [ "$mode" = demo ] || [ "$mode" = bench ] || [ "$mode" = repro ]; then
 	[ -f "$LOGDIR/out/done" ] && exit 0
 	echo "qemu-test: the $mode did not finish; see $LOGDIR" >&2
 	exit 1
