@@ -11,13 +11,15 @@ use super::bindings;
 // The files themselves, as Kbuild copies them to src/kapi/rdma/ from
 // kernel/rust/kernel/rdma/ with one change: the error codes the series
 // adds to `kernel::error::code`, which 6.12 lacks, are the module's
-// (`super::errno`). `rustfmt` checks them where they are written, but for
-// `device`: an attribute on its `mod` would make its `macro_export`ed
-// macro one that `crate::rdma_client_slot` may not name.
+// (`super::errno`); `rustfmt` checks them where they are written. `device`,
+// which names no such code, is built from where it is written: a
+// `rustfmt::skip` on its `mod` would make its `macro_export`ed macro one
+// that `crate::rdma_client_slot` may not name.
 #[rustfmt::skip]
 pub mod cm;
 #[rustfmt::skip]
 pub mod cq;
+#[path = "../../kernel/rust/kernel/rdma/device.rs"]
 pub mod device;
 #[rustfmt::skip]
 pub mod dma;
