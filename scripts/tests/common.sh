@@ -164,6 +164,29 @@ rxe_counter() {
 	cat "/sys/class/infiniband/$DEV/ports/1/hw_counters/$1" 2>/dev/null || echo 0
 }
 
+# retry_stress ACK SECS PORT: the stress mix (multi-packet SENDs, WRITEs,
+# READs and fetch-and-adds, four threads on two connections, one polled) for
+# SECS seconds at local ACK timeout exponent ACK, from PORT; fails the test
+# on a hang, wrong data, a lost connection, a run not verified, or one in
+# which rxe never retried (it would prove nothing).
+retry_stress() {
+	local ack=$1 secs=$2 port=$3 out rc retries0 dups0 retries dups
+	retries0=$(rxe_counter completer_retry_err)
+	dups0=$(rxe_counter duplicate_request)
+	out=$(timeout 180 "$KIT" stress --fds 2 --polled 1 --threads 4 --seconds "$secs" \
+		--port "$port" --max-msg 300000 --ack-timeout "$ack" 2>&1) && rc=0 || rc=$?
+	echo "$out" | sed "s/^/  /"
+	retries=$(($(rxe_counter completer_retry_err) - retries0))
+	dups=$(($(rxe_counter duplicate_request) - dups0))
+	echo "  ack timeout $ack: $retries retries by the requester, $dups duplicate requests at the responder"
+	[ "$rc" != 124 ] || fail "stress hung (killed after 180 s)"
+	[ "$rc" != 3 ] || fail "stress hung: no operation finished for 30 s"
+	[ "$rc" != 4 ] || fail "wrong data"
+	[ "$rc" = 0 ] || fail "stress failed ($rc): a connection lost under retries"
+	grep -q '^stress: all verified: ' <<<"$out" || fail "not verified"
+	[ "$retries" -gt 0 ] || fail "rxe never retried: the test did not test"
+}
+
 # Kernel log lines of the module since the current test started.
 klog() { dmesg | grep 'rdma_krust: '; }
 

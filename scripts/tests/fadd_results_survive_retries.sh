@@ -36,20 +36,5 @@ requires() {
 
 test_main() {
 	ensure_loaded
-	local out rc retries0 dups0 retries dups
-	local ack=${KRUST_RETRY_ACK_TIMEOUT:-$(rounds 10 12)} secs=${KRUST_RETRY_SECONDS:-$(rounds 20 10)}
-	retries0=$(rxe_counter completer_retry_err)
-	dups0=$(rxe_counter duplicate_request)
-	out=$(timeout 180 "$KIT" stress --fds 2 --polled 1 --threads 4 --seconds "$secs" \
-		--port $((PORT + 2)) --max-msg 300000 --ack-timeout "$ack" 2>&1) && rc=0 || rc=$?
-	echo "$out" | sed "s/^/  /"
-	retries=$(($(rxe_counter completer_retry_err) - retries0))
-	dups=$(($(rxe_counter duplicate_request) - dups0))
-	echo "  ack timeout $ack: $retries retries by the requester, $dups duplicate requests at the responder"
-	[ $rc != 124 ] || fail "stress hung (killed after 180 s)"
-	[ $rc != 3 ] || fail "stress hung: no operation finished for 30 s"
-	[ $rc != 4 ] || fail "wrong data"
-	[ $rc = 0 ] || fail "stress failed ($rc): a connection lost under retries"
-	grep -q '^stress: all verified: ' <<<"$out" || fail "not verified"
-	[ "$retries" -gt 0 ] || fail "rxe never retried: the test did not test"
+	retry_stress "${KRUST_RETRY_ACK_TIMEOUT:-$(rounds 10 12)}" "${KRUST_RETRY_SECONDS:-$(rounds 20 10)}" $((PORT + 2))
 }
