@@ -18,7 +18,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# SRC_TAR.
+# SRC_TAR, verdict, beyond_sign_off.
 # shellcheck source=scripts/kernel-common.sh
 . "$ROOT/scripts/kernel-common.sh"
 
@@ -45,8 +45,6 @@ mkdir -p "$work"/{Documentation,arch,include,drivers,fs,init,ipc,kernel,lib}
 git -C "$work" init -q && git -C "$work" add -A &&
 	git -C "$work" -c user.name=x -c user.email=x@invalid commit -qm pristine || exit 1
 
-passed=0
-failed=0
 for p in "${fixes[@]}"; do
 	name=$(basename "$p")
 	why=()
@@ -58,16 +56,12 @@ for p in "${fixes[@]}"; do
 	grep -q '^Subject: \[RFC' "$p" || grep -qE '^Fixes: [0-9a-f]{12} \(".+"\)$' "$p" ||
 		why+=("no Fixes: line")
 	cp=$(cd "$work" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --terse -q \
-		--ignore UNKNOWN_COMMIT_ID "$p" 2>&1 | grep -v '^total:' |
-		grep -v ': ERROR: Missing Signed-off-by: line(s)$')
+		--ignore UNKNOWN_COMMIT_ID "$p" 2>&1 | beyond_sign_off)
 	[ -z "$cp" ] || why+=("checkpatch: $cp")
 	if [ ${#why[@]} = 0 ]; then
-		echo "fixes: PASS $name: applies, checkpatch --strict clean but for the sign-off, subject ${#subject} characters"
-		passed=$((passed + 1))
+		verdict fixes PASS "$name: applies, checkpatch --strict clean but for the sign-off, subject ${#subject} characters"
 	else
-		echo "fixes: FAIL $name: ${why[*]}"
-		failed=$((failed + 1))
+		verdict fixes FAIL "$name: ${why[*]}"
 	fi
 done
-echo "fixes: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+verdicts_end fixes

@@ -19,7 +19,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# SRC_TAR, CACHE, series_patches.
+# SRC_TAR, CACHE, series_patches, verdict, beyond_sign_off.
 # shellcheck source=scripts/kernel-common.sh
 . "$ROOT/scripts/kernel-common.sh"
 JOBS=${KRUST_JOBS:-$(nproc)}
@@ -55,13 +55,10 @@ config || exit 1
 # PATH; the system's has python3-ply (scripts/setup.sh).
 checkpatch() { PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict "$@" 2>&1; }
 
-passed=0
-failed=0
 while read -r p <&3; do
 	name=$(basename "$p")
 	if ! gitq am -q "$p"; then
-		echo "am-build: FAIL $name: git am"
-		failed=$((failed + 1))
+		verdict am-build FAIL "$name: git am"
 		break
 	fi
 	config
@@ -75,21 +72,16 @@ while read -r p <&3; do
 		built=
 	fi
 	rm -f "$log"
-	# The one complaint allowed: the sign-off, which whoever sends the
-	# series adds (the patches carry none).
-	cp=$(checkpatch --terse -q "$p" | grep -v '^total:' | grep -v ': ERROR: Missing Signed-off-by: line(s)$')
+	cp=$(checkpatch --terse -q "$p" | beyond_sign_off)
 	cp_sum=$(checkpatch "$p" | grep '^total:')
 	if [ -n "$built" ] && [ -z "$cp" ] && [[ "$cp_sum" == "total: 1 errors, 0 warnings, 0 checks, "* ]]; then
-		echo "am-build: PASS $name: applied, $built, checkpatch --strict: $cp_sum"
-		passed=$((passed + 1))
+		verdict am-build PASS "$name: applied, $built, checkpatch --strict: $cp_sum"
 	else
 		[ -n "$cp" ] && echo "$cp"
-		echo "am-build: FAIL $name: ${built:-build failed}, checkpatch --strict: $cp_sum"
-		failed=$((failed + 1))
+		verdict am-build FAIL "$name: ${built:-build failed}, checkpatch --strict: $cp_sum"
 	fi
 done 3< <(series_patches)
 grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' .config &&
 	echo "am-build: CONFIG_RUST_RDMA_ABSTRACTIONS=y" ||
-	{ echo "am-build: FAIL: CONFIG_RUST_RDMA_ABSTRACTIONS is not set at the end"; failed=$((failed + 1)); }
-echo "am-build: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+	verdict am-build FAIL "CONFIG_RUST_RDMA_ABSTRACTIONS is not set at the end"
+verdicts_end am-build

@@ -13,6 +13,9 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# verdict.
+# shellcheck source=scripts/kernel-common.sh
+. "$ROOT/scripts/kernel-common.sh"
 declare -A got
 for flavor in upstream main; do
 	log=$(mktemp)
@@ -24,18 +27,13 @@ for flavor in upstream main; do
 	rm -f "$log"
 done
 
-passed=0
-failed=0
 for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
 	n=$(basename "$r" | cut -c1-4)
 	u=${got[upstream.$n]:-none} m=${got[main.$n]:-none}
 	if [ "$u" = 1 ] && [ "$m" = 0 ]; then
-		echo "upstream-check: PASS $n: the bug on 6.12 (exit $u), fixed with the patch (exit $m)"
-		passed=$((passed + 1))
+		verdict upstream-check PASS "$n: the bug on 6.12 (exit $u), fixed with the patch (exit $m)"
 	else
-		echo "upstream-check: FAIL $n: exit $u on 6.12 (want 1), $m with the patch (want 0)"
-		failed=$((failed + 1))
+		verdict upstream-check FAIL "$n: exit $u on 6.12 (want 1), $m with the patch (want 0)"
 	fi
 done
-echo "upstream-check: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+verdicts_end upstream-check
