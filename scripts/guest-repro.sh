@@ -13,6 +13,8 @@ modprobe rdma_rxe
 modprobe siw
 for r in kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
 	name=$(basename "$r" .sh)
+	# qemu-test.sh --repro NNNN...: only those.
+	[ -z "${KRUST_TESTS:-}" ] || [[ ",$KRUST_TESTS," == *",${name:0:4},"* ]] || continue
 	case "$name" in
 	*-rxe-*) prov=rxe ;;
 	*) prov=siw ;;
