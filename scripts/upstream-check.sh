@@ -4,7 +4,8 @@
 # Each provider fix's reproducer (kernel/patches/repro/), on 6.12 as Debian
 # ships it and on the test kernel that carries the fixes: a reproducer must
 # show its bug on the first (exit 1) and the fixed behaviour on the second
-# (exit 0). Boots one guest per kernel (scripts/qemu-test.sh --repro); the
+# (exit 0). Boots a guest per reproducer and kernel (scripts/qemu-test.sh
+# --repro NNNN); the
 # unpatched kernel is one more cached build (KRUST_FLAVOR=upstream,
 # scripts/build-kernel.sh), about as long as the test kernel's the first
 # time. Not part of make test: make upstream-check.
@@ -17,14 +18,23 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel-common.sh
 . "$ROOT/scripts/kernel-common.sh"
 declare -A got
-for flavor in upstream main; do
-	log=$(mktemp)
-	KRUST_FLAVOR=$flavor KRUST_PROVIDER=siw bash "$ROOT/scripts/qemu-test.sh" --repro >"$log" 2>&1
-	grep -E '^(  |repro: )' "$log" | sed "s/^/[$flavor] /"
-	while read -r n rc; do
-		got[$flavor.$n]=$rc
-	done < <(sed -n 's/^repro: \([0-9]\{4\}\) exit \([0-9]*\).*/\1 \2/p' "$log")
-	rm -f "$log"
+# One guest per reproducer and kernel: a reproducer that crashes or hangs
+# the unpatched kernel takes only its own result with it.
+for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
+	n=$(basename "$r" | cut -c1-4)
+	for flavor in upstream main; do
+		dir=$(mktemp -d)
+		KRUST_LOGDIR=$dir KRUST_FLAVOR=$flavor KRUST_PROVIDER=siw KRUST_TIMEOUT=${KRUST_TIMEOUT:-600} \
+			bash "$ROOT/scripts/qemu-test.sh" --repro "$n" >"$dir/log" 2>&1
+		if [ -f "$dir/out/repro.txt" ]; then
+			sed "s/^/[$flavor] /" "$dir/out/repro.txt"
+			got[$flavor.$n]=$(sed -n "s/^repro: $n exit \([0-9]*\).*/\1/p" "$dir/out/repro.txt")
+		else
+			echo "[$flavor] repro: $n gave no result, the guest hung or crashed:" \
+				"$(grep -m1 -E 'BUG|Oops|panic|rcu: INFO|WARNING' "$dir/console.log")"
+		fi
+		rm -rf "$dir"
+	done
 done
 
 for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Reproducer for 0009 ("RDMA/rxe: Fix an ACK of a resent WQE moving the
+# completer past it"), with rdma-core's libraries only (rc.c), on rxe.
+#
+# Two RC connections between two ends of one program, with the local ACK
+# timeout exponent at 1 (rxe's retry timer then fires on its first tick),
+# each repeating four 8 KiB SENDs and a 16 KiB RDMA WRITE (multi-packet
+# requests only: no READ or atomic, which are 0008's), for 60 s, every end
+# polling. When the first try's ACK of a WQE's last packet arrives after
+# the retry timer reset it, rxe moves past the WQE without completing it;
+# the next retry then resends it as an empty SEND and every later packet
+# one PSN late: without the fix the connection fails
+# (IB_WC_REM_INV_REQ_ERR and the like) or the passive end receives a
+# message that was never sent. With it every message arrives whole.
+#
+#   0009-rxe-ack-of-resent-wqe.sh ADDR [PORT]
+#
+# Exit 0: every message right and no connection lost; 1: otherwise; 2:
+# could not run.
+set -u
+addr=${1:?usage: $0 ADDR [PORT]}
+port=${2:-7179}
+# shellcheck source=kernel/patches/repro/lib.sh
+. "$(dirname "$0")/lib.sh"
+build_rc 0009
+retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+before=$(retries)
+timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-60}" 2 send | sed 's/^rc: /repro 0009: /' | head -20
+rc=${PIPESTATUS[0]}
+echo "repro 0009: rxe retried $(($(retries) - before)) times"
+case $rc in
+0) echo "repro 0009: fixed: every message arrived whole, no connection lost" ;;
+1) echo "repro 0009: bug: a connection failed or a message arrived wrong" ;;
+*) echo "repro 0009: rc retry failed ($rc)"; exit 2 ;;
+esac
+exit $rc
