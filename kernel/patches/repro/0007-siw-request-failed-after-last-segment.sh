@@ -39,11 +39,12 @@ conn.settimeout(10)
 whole, seq = 0, None
 try:
     for ctrl, rest in mpa.fpdus(conn):
-        if ctrl & mpa.DDP_TAGGED or ctrl & 0xF != mpa.OP_SEND:
+        if ctrl & mpa.DDP_TAGGED or (ctrl & 0xF) not in mpa.OPS_SEND:
             continue
-        qn, msn, mo = struct.unpack(">III", rest[:12])
+        # Untagged header: invalidate STag, queue number, MSN, offset.
+        _, qn, msn, mo = struct.unpack(">IIII", rest[:16])
         if mo == 0:
-            seq = struct.unpack(">I", rest[12:16])[0]
+            seq = struct.unpack(">I", rest[16:20])[0]
         if ctrl & mpa.DDP_LAST and seq is not None:
             print(f"whole {seq}", flush=True)
             whole += 1

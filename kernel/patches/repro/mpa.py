@@ -24,7 +24,7 @@ DDP_TAGGED = 0x8000
 DDP_LAST = 0x4000
 VERSIONS = 0x0140  # DDP version 1, RDMAP version 1
 OP_WRITE = 0
-OP_SEND = 3
+OPS_SEND = (3, 4, 5, 6)  # SEND, with invalidate, with solicited event, both
 
 
 def read_exact(sock, n):

@@ -7,7 +7,7 @@
  *	Both ends in this process. Per round the active end posts RDMA READs
  *	in batches of 8 while the passive end disconnects after a random
  *	1-20 ms; every completion is counted by wr_id. Prints each wr_id
- *	completed twice. Exit 1 if any was.
+ *	completed twice and stops after that round. Exit 1 if any was.
  *
  *   rc send ADDR PORT SIZE COUNT
  *	Active end only (the peer is another program). Posts COUNT SENDs of
@@ -321,6 +321,10 @@ static int reads(const char *addr, const char *port, int rounds)
 		ibv_dereg_mr(smr);
 		rdma_destroy_ep(cid);
 		rdma_destroy_ep(sid);
+		if (dups) {
+			rounds = r;
+			break;
+		}
 	}
 	rdma_destroy_ep(lid);
 	printf("rc: %d rounds, %d with a READ completed twice\n", rounds,
