@@ -27,7 +27,7 @@ port=${2:-7179}
 build_rc 0009
 retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 before=$(retries)
-timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-60}" 2 send | sed 's/^rc: /repro 0009: /' | head -20
+timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 send | sed 's/^rc: /repro 0009: /' | head -20
 rc=${PIPESTATUS[0]}
 echo "repro 0009: rxe retried $(($(retries) - before)) times"
 case $rc in

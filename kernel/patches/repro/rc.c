@@ -21,7 +21,8 @@
  *	SEND, a FETCH_AND_ADD of 1 and a 32 KiB READ per step, the add's
  *	old value and the read's data checked; MIX "send": four 8 KiB SENDs
  *	and a 16 KiB WRITE per step. The passive end checks each message's
- *	length and bytes. Exit 1 on wrong data or a failed completion.
+ *	length and bytes. Exit 1 on wrong data, a failed completion or none
+ *	for 10 s.
  *
  * Exit 2: could not run (no device, no connection).
  */
@@ -137,8 +138,11 @@ static struct ibv_mr *reg(struct rdma_cm_id *id, void *buf, size_t len,
 	struct ibv_mr *mr = ibv_reg_mr(id->pd, buf, len,
 				       IBV_ACCESS_LOCAL_WRITE | access);
 
-	if (!mr)
-		die("ibv_reg_mr");
+	if (!mr) {
+		fprintf(stderr, "rc: ibv_reg_mr(%p, %zu, %#x): %s\n", buf, len,
+			IBV_ACCESS_LOCAL_WRITE | access, strerror(errno));
+		exit(2);
+	}
 	return mr;
 }
 
@@ -489,10 +493,17 @@ static void *active_end(void *arg)
 				goto lost;
 			expect++;
 		}
+		double since = now();
+
 		while (expect && !c->stop) {
 			struct ibv_wc wc[8];
 			int n = ibv_poll_cq(c->cid->send_cq, 8, wc);
 
+			if (n == 0 && now() - since > 10) {
+				printf("rc: step %" PRIu64 ": no completion for 10 s\n",
+				       c->steps);
+				goto lost;
+			}
 			for (int i = 0; i < n; i++, expect--) {
 				if (wc[i].status) {
 					printf("rc: step %" PRIu64 ": completion status %d (%s)\n",
@@ -536,6 +547,12 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 	for (int i = 0; i < nconn; i++) {
 		struct conn *c = &conns[i];
 		struct ibv_qp_init_attr cattr = qp_attr(16, 1);
+
+		c->atomic = !strcmp(mix, "atomic");
+		c->target = aligned_alloc(4096, READ_LEN + 4096);
+		for (int j = 0; j < READ_LEN; j++)
+			c->target[j] = (char)(j * 7);
+		memset(c->target + READ_LEN, 0, 8);
 		struct acceptor a = {
 			.lid = lid, .buf = c->target, .len = READ_LEN + 8,
 			.access = IBV_ACCESS_REMOTE_READ |
@@ -544,11 +561,6 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 			.timeout = 1,
 		};
 
-		c->atomic = !strcmp(mix, "atomic");
-		c->target = aligned_alloc(4096, READ_LEN + 4096);
-		for (int j = 0; j < READ_LEN; j++)
-			c->target[j] = (char)(j * 7);
-		memset(c->target + READ_LEN, 0, 8);
 		c->cid = pair(&a, addr, port, &cattr, &c->peer);
 		c->sid = a.id;
 	}
