@@ -4,16 +4,17 @@
 # Reproducer for 0009 ("RDMA/rxe: Fix an ACK of a resent WQE moving the
 # completer past it"), with rdma-core's libraries only (rc.c), on rxe.
 #
-# Two RC connections between two ends of one program, with the local ACK
+# Four RC connections between two ends of one program, with the local ACK
 # timeout exponent at 1 (rxe's retry timer then fires on its first tick),
-# each repeating four 8 KiB SENDs and a 16 KiB RDMA WRITE (multi-packet
-# requests only: no READ or atomic, which are 0008's), for 60 s, every end
-# polling. When the first try's ACK of a WQE's last packet arrives after
-# the retry timer reset it, rxe moves past the WQE without completing it;
-# the next retry then resends it as an empty SEND and every later packet
-# one PSN late: without the fix the connection fails
-# (IB_WC_REM_INV_REQ_ERR and the like) or the passive end receives a
-# message that was never sent. With it every message arrives whole.
+# each repeating two 16 KiB SENDs, a 16 KiB RDMA WRITE, a FETCH_AND_ADD
+# and a 32 KiB READ for 90 s, every end polling (the load). When the
+# first try's ACK of a WQE's last packet arrives after the retry timer
+# reset it, rxe moves past the WQE without completing it; the next retry
+# resends it as an empty SEND and every later packet one PSN late: without
+# the fix a connection fails with a remote error (IB_WC_REM_INV_REQ_ERR
+# and the like, or a receive error at the passive end), or the passive end
+# receives a message that was never sent. With it every message arrives
+# whole. (A wrong FETCH_AND_ADD or READ result is 0008's, not counted here.)
 #
 #   0009-rxe-ack-of-resent-wqe.sh ADDR [PORT]
 #
@@ -27,12 +28,17 @@ port=${2:-7179}
 build_rc 0009
 retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 before=$(retries)
-timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 send | sed 's/^rc: /repro 0009: /' | head -20
-rc=${PIPESTATUS[0]}
+timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 all >"$tmp/out" 2>&1
+rc=$?
+sed 's/^rc: /repro 0009: /' "$tmp/out" | head -20
 echo "repro 0009: rxe retried $(($(retries) - before)) times"
-case $rc in
-0) echo "repro 0009: fixed: every message arrived whole, no connection lost" ;;
-1) echo "repro 0009: bug: a connection failed or a message arrived wrong" ;;
-*) echo "repro 0009: rc retry failed ($rc)"; exit 2 ;;
-esac
+if grep -Eq 'status (9|10|11) |receive status|message [0-9]+: [0-9]+ bytes' "$tmp/out"; then
+	echo "repro 0009: bug: a connection failed with a remote error or a message arrived wrong"
+	rc=1
+elif [ $rc = 0 ]; then
+	echo "repro 0009: fixed: every message arrived whole, no connection lost"
+else
+	echo "repro 0009: rc retry failed ($rc) otherwise"
+	rc=2
+fi
 exit $rc
