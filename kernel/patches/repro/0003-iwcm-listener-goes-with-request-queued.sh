@@ -19,7 +19,7 @@
 # 8 s; 2: could not run.
 set -u
 addr=${1:?usage: $0 ADDR [PORT]}
-port=${2:-7173}
+port=${2:-7175}
 rounds=${REPRO_ROUNDS:-5}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"

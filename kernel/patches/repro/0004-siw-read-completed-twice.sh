@@ -18,7 +18,7 @@
 # run.
 set -u
 addr=${1:?usage: $0 ADDR [PORT]}
-port=${2:-7174}
+port=${2:-7176}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"
 build_rc 0004

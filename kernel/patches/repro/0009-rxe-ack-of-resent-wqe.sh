@@ -6,15 +6,15 @@
 #
 # Four RC connections between two ends of one program, with the local ACK
 # timeout exponent at 1 (rxe's retry timer then fires on its first tick),
-# each repeating two 16 KiB SENDs, a 16 KiB RDMA WRITE, a FETCH_AND_ADD
-# and a 32 KiB READ for 90 s, every end polling (the load). When the
-# first try's ACK of a WQE's last packet arrives after the retry timer
-# reset it, rxe moves past the WQE without completing it; the next retry
-# resends it as an empty SEND and every later packet one PSN late: without
-# the fix a connection fails with a remote error (IB_WC_REM_INV_REQ_ERR
-# and the like, or a receive error at the passive end), or the passive end
-# receives a message that was never sent. With it every message arrives
-# whole. (A wrong FETCH_AND_ADD or READ result is 0008's, not counted here.)
+# each streaming 16 KiB SENDs and RDMA WRITEs, two to one, 32 requests in
+# flight, for 90 s, every end polling (the load). When the first try's ACK
+# of a WQE's last packet arrives after the retry timer reset it, rxe moves
+# past the WQE without completing it; the next retry resends it as an
+# empty SEND and every later packet one PSN late: without the fix a
+# connection fails with a remote error (IB_WC_REM_INV_REQ_ERR,
+# IB_WC_REM_OP_ERR, or a receive error at the passive end), or the passive
+# end receives a message that was never sent. With it every message
+# arrives whole.
 #
 #   0009-rxe-ack-of-resent-wqe.sh ADDR [PORT]
 #
@@ -28,7 +28,7 @@ port=${2:-7179}
 build_rc 0009
 retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 before=$(retries)
-timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 all >"$tmp/out" 2>&1
+timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 stream >"$tmp/out" 2>&1
 rc=$?
 sed 's/^rc: /repro 0009: /' "$tmp/out" | head -20
 echo "repro 0009: rxe retried $(($(retries) - before)) times"

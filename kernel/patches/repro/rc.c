@@ -21,7 +21,8 @@
  *	SEND, a FETCH_AND_ADD of 1 and a 32 KiB READ per step, the add's
  *	old value and the read's data checked; MIX "send": four 8 KiB SENDs
  *	and a 16 KiB WRITE per step; MIX "all": two 16 KiB SENDs, a 16 KiB
- *	WRITE, the FETCH_AND_ADD and the READ. The passive end checks each
+ *	WRITE, the FETCH_AND_ADD and the READ; MIX "stream": 16 KiB SENDs
+ *	and WRITEs, two to one, 32 in flight. The passive end checks each
  *	message's length and bytes. Exit 1 on wrong data, a failed
  *	completion or none for 10 s.
  *
@@ -544,6 +545,57 @@ lost:
 	return NULL;
 }
 
+/* MIX "stream": SENDs and WRITEs of 16 KiB, two to one, 32 in flight. */
+static void *active_stream(void *arg)
+{
+	struct conn *c = arg;
+	char *sbuf = malloc((size_t)WINDOW * 2 * SEND_LEN);
+	struct ibv_mr *smr = reg(c->cid, sbuf, (size_t)WINDOW * 2 * SEND_LEN, 0);
+	uint64_t posted = 0, done = 0;
+	uint32_t seq = 0;
+	double since = now();
+
+	while (!c->stop && (now() < c->end || done < posted)) {
+		struct ibv_wc wc[16];
+		int n;
+
+		while (now() < c->end && posted - done < 2 * WINDOW) {
+			char *b = sbuf + (posted % (2 * WINDOW)) * SEND_LEN;
+			int write = posted % 3 == 2;
+
+			if (!write)
+				fill(b, SEND_LEN, seq++);
+			if (post(c->cid, write ? IBV_WR_RDMA_WRITE : IBV_WR_SEND,
+				 posted, b, SEND_LEN, smr, &c->peer, WRITE_AT))
+				goto lost;
+			posted++;
+		}
+		n = ibv_poll_cq(c->cid->send_cq, 16, wc);
+		if (n > 0)
+			since = now();
+		else if (now() - since > 10) {
+			printf("rc: request %" PRIu64 ": no completion for 10 s\n",
+			       done);
+			goto lost;
+		}
+		for (int i = 0; i < n; i++, done++) {
+			if (wc[i].status) {
+				printf("rc: request %" PRIu64 ": completion status %d (%s)\n",
+				       (uint64_t)wc[i].wr_id, wc[i].status,
+				       ibv_wc_status_str(wc[i].status));
+				goto lost;
+			}
+		}
+		c->steps = done;
+	}
+	c->stop = 1;
+	return NULL;
+lost:
+	c->lost++;
+	c->stop = 1;
+	return NULL;
+}
+
 static int retry(const char *addr, const char *port, int seconds, int nconn,
 		 const char *mix)
 {
@@ -557,9 +609,11 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 		struct conn *c = &conns[i];
 		struct ibv_qp_init_attr cattr = qp_attr(16, 1);
 
-		c->atomic = strcmp(mix, "send") != 0;
+		c->atomic = strcmp(mix, "send") && strcmp(mix, "stream");
 		c->write = strcmp(mix, "atomic") != 0;
 		c->nsend = !strcmp(mix, "send") ? 4 : !strcmp(mix, "all") ? 2 : 1;
+		if (!strcmp(mix, "stream"))
+			cattr.cap.max_send_wr = 2 * WINDOW;
 		c->target = aligned_alloc(4096, TARGET_LEN);
 		for (int j = 0; j < READ_LEN; j++)
 			c->target[j] = (char)(j * 7);
@@ -578,7 +632,9 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 	for (int i = 0; i < nconn; i++) {
 		conns[i].end = now() + seconds;
 		pthread_create(&t[2 * i], NULL, passive_end, &conns[i]);
-		pthread_create(&t[2 * i + 1], NULL, active_end, &conns[i]);
+		pthread_create(&t[2 * i + 1], NULL,
+			       strcmp(mix, "stream") ? active_end : active_stream,
+			       &conns[i]);
 	}
 	for (int i = 0; i < nconn; i++) {
 		pthread_join(t[2 * i + 1], NULL);
@@ -607,6 +663,6 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "retry"))
 		return retry(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]),
 			     argv[6]);
-	fprintf(stderr, "usage: rc reads ADDR PORT ROUNDS | rc send ADDR PORT SIZE COUNT | rc retry ADDR PORT SECONDS CONNS atomic|send|all\n");
+	fprintf(stderr, "usage: rc reads ADDR PORT ROUNDS | rc send ADDR PORT SIZE COUNT | rc retry ADDR PORT SECONDS CONNS atomic|send|all|stream\n");
 	return 2;
 }
