@@ -10,6 +10,8 @@
 # scripts/build-kernel.sh), about as long as the test kernel's the first
 # time. Not part of make test: make upstream-check.
 #
+#   scripts/upstream-check.sh [NNNN...]   only those reproducers
+#
 # One line per reproducer, then "upstream-check: N passed, N failed".
 set -uo pipefail
 
@@ -18,10 +20,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/kernel-common.sh
 . "$ROOT/scripts/kernel-common.sh"
 declare -A got
-# One guest per reproducer and kernel: a reproducer that crashes or hangs
-# the unpatched kernel takes only its own result with it.
+repros=()
 for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
 	n=$(basename "$r" | cut -c1-4)
+	[ $# = 0 ] || [[ " $* " == *" $n "* ]] && repros+=("$n")
+done
+# One guest per reproducer and kernel: a reproducer that crashes or hangs
+# the unpatched kernel takes only its own result with it.
+for n in "${repros[@]}"; do
 	for flavor in upstream main; do
 		dir=$(mktemp -d)
 		KRUST_LOGDIR=$dir KRUST_FLAVOR=$flavor KRUST_PROVIDER=siw KRUST_TIMEOUT=${KRUST_TIMEOUT:-600} \
@@ -37,8 +43,7 @@ for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
 	done
 done
 
-for r in "$ROOT"/kernel/patches/repro/[0-9][0-9][0-9][0-9]-*.sh; do
-	n=$(basename "$r" | cut -c1-4)
+for n in "${repros[@]}"; do
 	u=${got[upstream.$n]:-none} m=${got[main.$n]:-none}
 	if [ "$u" = 1 ] && [ "$m" = 0 ]; then
 		verdict upstream-check PASS "$n: the bug on 6.12 (exit $u), fixed with the patch (exit $m)"

@@ -20,7 +20,7 @@
 set -u
 addr=${1:?usage: $0 ADDR [PORT]}
 port=${2:-7175}
-rounds=${REPRO_ROUNDS:-5}
+rounds=${REPRO_ROUNDS:-12}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"
 command -v rping >/dev/null || { echo "repro 0003: rping missing (rdmacm-utils)"; exit 2; }

@@ -259,7 +259,9 @@ static int reads(const char *addr, const char *port, int rounds)
 		struct closer c;
 		pthread_t t;
 		static unsigned char seen[1 << 20];
-		uint64_t posted = 0, done = 0, dups = 0;
+		/* wr_ids are never reused: a batch whose post failed may
+		 * still have been queued and flushed. */
+		uint64_t posted = 0, next_id = 0, done = 0, dups = 0;
 		double last;
 		int failed = 0;
 
@@ -277,7 +279,7 @@ static int reads(const char *addr, const char *port, int rounds)
 		c.delay_us = 1000 + rand() % 20000;
 		pthread_create(&t, NULL, close_later, &c);
 		last = now();
-		while (now() - last < 1.0 && posted < sizeof(seen)) {
+		while (now() - last < 1.0 && next_id < sizeof(seen)) {
 			struct ibv_wc wc[16];
 			int n;
 
@@ -290,7 +292,7 @@ static int reads(const char *addr, const char *port, int rounds)
 						.addr = (uintptr_t)dst + 64 * i,
 						.length = 64, .lkey = dmr->lkey };
 					wr[i] = (struct ibv_send_wr){
-						.wr_id = posted + i,
+						.wr_id = next_id + i,
 						.next = i + 1 < BATCH ? &wr[i + 1] : NULL,
 						.sg_list = &sge[i], .num_sge = 1,
 						.opcode = IBV_WR_RDMA_READ,
@@ -301,10 +303,11 @@ static int reads(const char *addr, const char *port, int rounds)
 					failed = 1;
 				else
 					posted += BATCH;
+				next_id += BATCH;
 			}
 			n = ibv_poll_cq(cid->send_cq, 16, wc);
 			for (int i = 0; i < n; i++) {
-				if (wc[i].wr_id >= posted || seen[wc[i].wr_id]++) {
+				if (wc[i].wr_id >= next_id || seen[wc[i].wr_id]++) {
 					printf("rc: round %d: READ %" PRIu64 " completed again (status %d)\n",
 					       r, (uint64_t)wc[i].wr_id, wc[i].status);
 					dups++;
