@@ -22,7 +22,7 @@ set -u
 addr=${1:?usage: $0 ADDR [PORT]}
 port=${2:-7172}
 here=$(cd "$(dirname "$0")" && pwd)
-rounds=${REPRO_ROUNDS:-5}
+rounds=${REPRO_ROUNDS:-12}
 command -v rping >/dev/null || { echo "repro 0002: rping missing (rdmacm-utils)"; exit 2; }
 
 rping -s -a "$addr" -p $((port + 1)) >/dev/null 2>&1 &
