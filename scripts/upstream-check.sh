@@ -4,8 +4,9 @@
 # Each provider fix's reproducer (kernel/patches/repro/), on 6.12 as Debian
 # ships it and on the test kernel that carries the fixes: a reproducer must
 # show its bug on the first (exit 1) and the fixed behaviour on the second
-# (exit 0). Boots a guest per reproducer and kernel (scripts/qemu-test.sh
-# --repro NNNN); the
+# (exit 0); a guest that dies with a kernel report in its console counts as
+# the bug shown. Boots a guest per reproducer and kernel
+# (scripts/qemu-test.sh --repro NNNN, which panics on an oops); the
 # unpatched kernel is one more cached build (KRUST_FLAVOR=upstream,
 # scripts/build-kernel.sh), about as long as the test kernel's the first
 # time. Not part of make test: make upstream-check.
@@ -36,8 +37,11 @@ for n in "${repros[@]}"; do
 			sed "s/^/[$flavor] /" "$dir/out/repro.txt"
 			got[$flavor.$n]=$(sed -n "s/^repro: $n exit \([0-9]*\).*/\1/p" "$dir/out/repro.txt")
 		else
-			echo "[$flavor] repro: $n gave no result, the guest hung or crashed:" \
-				"$(grep -m1 -E 'BUG|Oops|panic|rcu: INFO|WARNING' "$dir/console.log")"
+			# The guest died: a kernel report in its console is the
+			# bug shown (a reproducer's exit 1), on either kernel.
+			splat=$(grep -m1 -E 'BUG:|Oops|Kernel panic|rcu: INFO|WARNING:' "$dir/console.log")
+			echo "[$flavor] repro: $n gave no result, the guest died${splat:+: $splat}"
+			[ -n "$splat" ] && got[$flavor.$n]=1
 		fi
 		rm -rf "$dir"
 	done
