@@ -33,6 +33,7 @@ sys.path.insert(0, os.environ["REPRO_DIR"])
 import mpa
 lsock = mpa.listen(sys.argv[1], int(sys.argv[2]))
 print("ready", flush=True)
+lsock.settimeout(30)
 conn, _ = lsock.accept()
 conn.sendall(mpa.reply_to(mpa.read_request_or_reply(conn)))
 conn.settimeout(10)
