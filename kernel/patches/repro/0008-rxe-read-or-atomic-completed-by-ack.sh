@@ -26,19 +26,7 @@ port=${2:-7178}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"
 build_rc 0008
-retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
-before=$(retries)
-timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-60}" 2 atomic >"$tmp/out" 2>&1
-rc=$?
-sed 's/^rc: /repro 0008: /' "$tmp/out" | head -20
-echo "repro 0008: rxe retried $(($(retries) - before)) times"
-if grep -Eq 'FETCH_AND_ADD returned|READ returned' "$tmp/out"; then
-	echo "repro 0008: bug: a FETCH_AND_ADD or READ completed with the wrong data"
-	rc=1
-elif [ $rc = 0 ]; then
-	echo "repro 0008: fixed: every FETCH_AND_ADD and READ returned the right data"
-else
-	echo "repro 0008: rc retry failed ($rc) otherwise"
-	rc=2
-fi
-exit $rc
+rc_retry 0008 "${REPRO_SECONDS:-60}" 2 atomic \
+	'FETCH_AND_ADD returned|READ returned' \
+	"a FETCH_AND_ADD or READ completed with the wrong data" \
+	"every FETCH_AND_ADD and READ returned the right data"

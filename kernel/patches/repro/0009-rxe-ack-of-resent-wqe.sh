@@ -26,19 +26,7 @@ port=${2:-7179}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"
 build_rc 0009
-retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
-before=$(retries)
-timeout 240 "$tmp/rc" retry "$addr" "$port" "${REPRO_SECONDS:-90}" 4 stream >"$tmp/out" 2>&1
-rc=$?
-sed 's/^rc: /repro 0009: /' "$tmp/out" | head -20
-echo "repro 0009: rxe retried $(($(retries) - before)) times"
-if grep -Eq 'status (9|10|11) |receive status|message [0-9]+: [0-9]+ bytes' "$tmp/out"; then
-	echo "repro 0009: bug: a connection failed with a remote error or a message arrived wrong"
-	rc=1
-elif [ $rc = 0 ]; then
-	echo "repro 0009: fixed: every message arrived whole, no connection lost"
-else
-	echo "repro 0009: rc retry failed ($rc) otherwise"
-	rc=2
-fi
-exit $rc
+rc_retry 0009 "${REPRO_SECONDS:-90}" 4 stream \
+	'status (9|10|11) |receive status|message [0-9]+: [0-9]+ bytes' \
+	"a connection failed with a remote error or a message arrived wrong" \
+	"every message arrived whole, no connection lost"

@@ -25,3 +25,25 @@ wait_for() {
 	done
 	return 1
 }
+
+# rc_retry NNNN SECONDS CONNS MIX BUG-PATTERN BUG-LINE FIXED-LINE: rc retry
+# on rxe, its lines, the retries rxe counted; exit 1 when a line of its
+# output matches BUG-PATTERN, 0 when it passed, 2 otherwise.
+rc_retry() {
+	local n=$1 rc before
+	retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+	before=$(retries)
+	timeout 240 "$tmp/rc" retry "$addr" "$port" "$2" "$3" "$4" >"$tmp/out" 2>&1
+	rc=$?
+	sed "s/^rc: /repro $n: /" "$tmp/out" | head -20
+	echo "repro $n: rxe retried $(($(retries) - before)) times"
+	if grep -Eq "$5" "$tmp/out"; then
+		echo "repro $n: bug: $6"
+		exit 1
+	elif [ $rc = 0 ]; then
+		echo "repro $n: fixed: $7"
+		exit 0
+	fi
+	echo "repro $n: rc retry failed ($rc) otherwise"
+	exit 2
+}

@@ -466,6 +466,14 @@ static void *passive_end(void *arg)
 	return NULL;
 }
 
+/* An active end is done: stop its passive end too. */
+static void *stop(struct conn *c, int lost)
+{
+	c->lost += lost;
+	c->stop = 1;
+	return NULL;
+}
+
 static void *active_end(void *arg)
 {
 	struct conn *c = arg;
@@ -540,12 +548,9 @@ static void *active_end(void *arg)
 		}
 		c->steps++;
 	}
-	c->stop = 1;
-	return NULL;
+	return stop(c, 0);
 lost:
-	c->lost++;
-	c->stop = 1;
-	return NULL;
+	return stop(c, 1);
 }
 
 /* MIX "stream": SENDs and WRITEs of 16 KiB, two to one, 32 in flight. */
@@ -591,12 +596,9 @@ static void *active_stream(void *arg)
 		}
 		c->steps = done;
 	}
-	c->stop = 1;
-	return NULL;
+	return stop(c, 0);
 lost:
-	c->lost++;
-	c->stop = 1;
-	return NULL;
+	return stop(c, 1);
 }
 
 static int retry(const char *addr, const char *port, int seconds, int nconn,
