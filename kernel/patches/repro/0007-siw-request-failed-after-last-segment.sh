@@ -19,7 +19,7 @@
 set -u
 addr=${1:?usage: $0 ADDR [PORT]}
 port=${2:-7177}
-rounds=${REPRO_ROUNDS:-10}
+rounds=${REPRO_ROUNDS:-30}
 # shellcheck source=kernel/patches/repro/lib.sh
 . "$(dirname "$0")/lib.sh"
 build_rc 0007
