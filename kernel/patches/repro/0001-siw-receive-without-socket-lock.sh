@@ -32,7 +32,7 @@ command -v rping >/dev/null || { echo "repro 0001: rping missing (rdmacm-utils)"
 rping -s -a "$addr" -p $((port + 1)) >/dev/null 2>&1 &
 load=$!
 trap 'kill $load 2>/dev/null; wait $load 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 1
+wait_listening $((port + 1)) || { echo "repro 0001: rping -s did not listen"; exit 2; }
 dmesg -C
 
 # Up to 25 rounds, or as many as fit in 150 s (the kernel that has the fix

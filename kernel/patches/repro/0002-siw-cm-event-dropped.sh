@@ -21,19 +21,19 @@
 set -u
 addr=${1:?usage: $0 ADDR [PORT]}
 port=${2:-7172}
-here=$(cd "$(dirname "$0")" && pwd)
 rounds=${REPRO_ROUNDS:-12}
+# shellcheck source=kernel/patches/repro/lib.sh
+. "$(dirname "$0")/lib.sh"
 command -v rping >/dev/null || { echo "repro 0002: rping missing (rdmacm-utils)"; exit 2; }
 
 rping -s -a "$addr" -p $((port + 1)) >/dev/null 2>&1 &
 load=$!
-tmp=$(mktemp -d)
 trap 'kill $load 2>/dev/null; wait $load 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 1
+wait_listening $((port + 1)) || { echo "repro 0002: rping -s did not listen"; exit 2; }
 
 for round in $(seq "$rounds"); do
 	# The peer: "ready" once listening, then one line of verdict.
-	REPRO_DIR=$here python3 - "$addr" "$port" $((port + 1)) >"$tmp/peer" 2>&1 <<'PY' &
+	REPRO_DIR=$repro_dir python3 - "$addr" "$port" $((port + 1)) >"$tmp/peer" 2>&1 <<'PY' &
 import os, socket, sys, time
 sys.path.insert(0, os.environ["REPRO_DIR"])
 import mpa
@@ -62,11 +62,7 @@ except ConnectionResetError:
     pass
 print(f"{state} after {time.monotonic() - start:.1f} s, {got} bytes read", flush=True)
 PY
-	for _ in $(seq 100); do
-		grep -q ready "$tmp/peer" && break
-		sleep 0.2
-	done
-	grep -q ready "$tmp/peer" || { echo "repro 0002: the peer did not start:"; cat "$tmp/peer"; exit 2; }
+	wait_for "$tmp/peer" ready || { echo "repro 0002: the peer did not start:"; cat "$tmp/peer"; exit 2; }
 	timeout 20 rping -c -v -a "$addr" -p "$port" -C 1 -S 64 >"$tmp/rping" 2>&1
 	rc=$?
 	wait $!

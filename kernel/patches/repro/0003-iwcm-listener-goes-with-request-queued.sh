@@ -33,11 +33,7 @@ while [ $round -lt "$rounds" ] && [ $SECONDS -lt $end ]; do
 	round=$((round + 1))
 	rping -s -a "$addr" -p "$port" >/dev/null 2>&1 &
 	server=$!
-	for _ in $(seq 100); do
-		ss -ltn 2>/dev/null | grep -q ":$port " && break
-		sleep 0.1
-	done
-	ss -ltn 2>/dev/null | grep -q ":$port " || { echo "repro 0003: rping -s did not listen"; exit 2; }
+	wait_listening "$port" || { echo "repro 0003: rping -s did not listen"; exit 2; }
 	REPRO_DIR=$repro_dir python3 - "$addr" "$port" $server <<'PY' >"$tmp/peer" 2>&1
 import os, select, signal, sys, time
 sys.path.insert(0, os.environ["REPRO_DIR"])

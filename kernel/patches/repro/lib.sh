@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared by the reproducers: build rc.c (librdmacm and libibverbs, from
-# rdma-core's libibverbs-dev and librdmacm-dev) into $tmp, a fresh
-# directory removed on exit.
+# Shared by the reproducers: $repro_dir (this directory), $tmp (a fresh
+# directory removed on exit), rc.c built into it (librdmacm and libibverbs,
+# from rdma-core's libibverbs-dev and librdmacm-dev), and waits for a peer
+# or a listener.
 
 repro_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tmp=$(mktemp -d)
@@ -22,6 +23,15 @@ wait_for() {
 	for _ in $(seq 100); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.2
+	done
+	return 1
+}
+
+# wait_listening PORT: until a TCP socket listens on PORT (up to 10 s).
+wait_listening() {
+	for _ in $(seq 100); do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.1
 	done
 	return 1
 }
