@@ -29,10 +29,7 @@ clients=8
 . "$(dirname "$0")/lib.sh"
 command -v rping >/dev/null || { echo "repro 0001: rping missing (rdmacm-utils)"; exit 2; }
 
-rping -s -a "$addr" -p $((port + 1)) >/dev/null 2>&1 &
-load=$!
-trap 'kill $load 2>/dev/null; wait $load 2>/dev/null; rm -rf "$tmp"' EXIT
-wait_listening $((port + 1)) || { echo "repro 0001: rping -s did not listen"; exit 2; }
+load_listener 0001 $((port + 1))
 dmesg -C
 
 # Up to 25 rounds, or as many as fit in 150 s (the kernel that has the fix

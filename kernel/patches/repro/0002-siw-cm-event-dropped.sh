@@ -26,10 +26,7 @@ rounds=${REPRO_ROUNDS:-12}
 . "$(dirname "$0")/lib.sh"
 command -v rping >/dev/null || { echo "repro 0002: rping missing (rdmacm-utils)"; exit 2; }
 
-rping -s -a "$addr" -p $((port + 1)) >/dev/null 2>&1 &
-load=$!
-trap 'kill $load 2>/dev/null; wait $load 2>/dev/null; rm -rf "$tmp"' EXIT
-wait_listening $((port + 1)) || { echo "repro 0002: rping -s did not listen"; exit 2; }
+load_listener 0002 $((port + 1))
 
 for round in $(seq "$rounds"); do
 	# The peer: "ready" once listening, then one line of verdict.

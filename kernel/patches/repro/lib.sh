@@ -36,6 +36,15 @@ wait_listening() {
 	return 1
 }
 
+# load_listener NNNN PORT: an rping -s on PORT, stopped on exit, whose
+# connections keep siw's connection workqueue busy (mpa.busy_cm), or exit 2.
+load_listener() {
+	rping -s -a "$addr" -p "$2" >/dev/null 2>&1 &
+	load=$!
+	trap 'kill $load 2>/dev/null; wait $load 2>/dev/null; rm -rf "$tmp"' EXIT
+	wait_listening "$2" || { echo "repro $1: rping -s did not listen"; exit 2; }
+}
+
 # rc_retry NNNN SECONDS CONNS MIX BUG-PATTERN BUG-LINE FIXED-LINE: rc retry
 # on rxe, its lines, the retries rxe counted; exit 1 when a line of its
 # output matches BUG-PATTERN, 0 when it passed, 2 otherwise.
