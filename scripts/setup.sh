@@ -28,6 +28,7 @@ PKGS=(
 	dkms
 	fonts-dejavu-core python3
 	git python3-ply python3-git
+	python3-sphinx
 )
 # The version the project builds and tests with; any bindgen the kernel
 # accepts (0.65.1 or later) works, so one already installed is kept.

@@ -8,6 +8,8 @@
 #   2. formatting: rustfmt over the module crate and the userspace crate;
 #      the kernel::rdma series against its sources (scripts/kernel-series.sh);
 #      the provider fixes sendable as they are (scripts/kernel-fixes.sh);
+#      the documentation built and its facts in one place
+#      (scripts/docs-check.sh);
 #   3. the kernel build (cached), then clippy over the module (its build, on
 #      the kernel's kernel::rdma bindings, and again on its own) and the tool;
 #   4. cargo test of userspace-peer (ABI layout, the C header, argument
@@ -70,6 +72,15 @@ if scripts/kernel-fixes.sh check; then
 	count PASS provider_fixes_sendable
 else
 	count FAIL provider_fixes_sendable
+fi
+
+# The documentation builds with Sphinx, warnings as errors, and states no
+# test count and no build, CI or suite time outside
+# Documentation/timings.rst (scripts/docs-check.sh).
+if scripts/docs-check.sh; then
+	count PASS docs_build_and_facts
+else
+	count FAIL docs_build_and_facts
 fi
 
 # Lints: the module under the kernel's clippy setup (make CLIPPY=1, which is
