@@ -12,18 +12,28 @@
 # Results stay in the run's log directory (printed): boot-N/out/ per boot
 # with bench.jsonl (every figure of both tools) and samples-<op>.txt
 # (rdma-krust's latency samples), medians.txt, and plots/*.png of the
-# median boot (the one whose ratios are nearest the medians). With
-# --update-docs the plots, medians.txt and each boot's bench.jsonl
-# (bench-boot-N.jsonl; bench.jsonl is the median boot's) also go to
-# Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw).
+# median boot (the one whose ratios are nearest the medians).
+# With --update-docs the raw results go to
+# results/<date>/<provider>/<kind>/ (results/README.md): the run's date
+# (date +%F), KRUST_PROVIDER (rxe by default), and the kind of run,
+# KRUST_BENCH_KIND if set, else "pair" (--pair), "main" (every group of
+# rows, the default), "rounds" (KRUST_BENCH_LAT_ROUNDS above 1), or the
+# groups of KRUST_BENCH_ROWS joined by "-" ("scale", "lat", "lat-qps"...);
+# a folder already there gets "-2", "-3"... Into it: each boot's
+# bench.jsonl as bench-boot-N.jsonl, the median boot's as bench.jsonl,
+# medians.txt, and with rounds bench-boot-N-round-R.jsonl,
+# medians-rounds.txt and rounds-by-load.txt. Only the plots go to
+# Documentation/perf/ (Documentation/perf/siw/ with KRUST_PROVIDER=siw),
+# replacing those of the same name, for Documentation/performance.rst.
 # With --pair the same cases run across two guests
 # (scripts/qemu-test.sh --pair bench_across, Documentation/two-hosts.rst):
-# servers on one, the measuring side on the other, over the host's relay.
+# servers on one, the measuring side on the other, over the host's relay;
+# with --update-docs too its bench.jsonl goes to results/ (no plots).
 # With KRUST_BENCH_LAT_ROUNDS=R (scripts/guest-bench.sh) each boot runs
 # the latency rows R times, and medians-rounds.txt has their table over
 # every round of every boot.
 # Environment: KRUST_BENCH_BOOTS, KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
-# KRUST_BENCH_LAT_ROUNDS,
+# KRUST_BENCH_LAT_ROUNDS, KRUST_BENCH_KIND,
 # KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
 # scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
 # KRUST_PROFILE=only scripts/qemu-test.sh --bench.
@@ -38,12 +48,54 @@ bash "$ROOT/scripts/setup.sh"
 LOGDIR=${KRUST_LOGDIR:-$(mktemp -d /tmp/rdma-krust-bench.XXXXXX)}
 export KRUST_LOGDIR=$LOGDIR KRUST_TIMEOUT=${KRUST_TIMEOUT:-1800}
 
-if [ "${1:-}" = --pair ]; then
+RUN_DATE=$(date +%F)
+pair=0 update=0
+for arg in "$@"; do
+	case $arg in
+	--pair) pair=1 ;;
+	--update-docs) update=1 ;;
+	*) echo "bench: unknown argument '$arg' (--pair, --update-docs)" >&2; exit 2 ;;
+	esac
+done
+
+# results/<date>/<provider>/<kind>/ of this run (results/README.md), a
+# new folder: "-2", "-3"... after a kind already run that day.
+results_dir() {
+	local kind=${KRUST_BENCH_KIND:-} rows
+	if [ -z "$kind" ]; then
+		rows=${KRUST_BENCH_ROWS:-lat,bw,sweep,qps,scale}
+		rows=$(echo "$rows" | tr ' ' ',' | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)
+		if [ "$pair" = 1 ]; then
+			kind=pair
+		elif [ "$rows" = bw,lat,qps,scale,sweep ]; then
+			kind=main
+		elif [ "${KRUST_BENCH_LAT_ROUNDS:-1}" != 1 ]; then
+			kind=rounds
+		else
+			kind=${rows//,/-}
+		fi
+	fi
+	[[ $kind =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || { echo "bench: KRUST_BENCH_KIND must be a folder name (got '$kind')" >&2; exit 2; }
+	local base=$ROOT/results/$RUN_DATE/${KRUST_PROVIDER:-rxe}/$kind
+	local dir=$base n=2
+	while [ -e "$dir" ]; do dir=$base-$n; n=$((n + 1)); done
+	echo "$dir"
+}
+
+res=
+[ "$update" = 0 ] || res=$(results_dir)
+
+if [ "$pair" = 1 ]; then
 	"$ROOT/scripts/qemu-test.sh" --pair bench_across
 	[ -s "$LOGDIR/ctl/bench.jsonl" ] || { echo "bench: no results; see $LOGDIR" >&2; exit 1; }
 	echo
 	echo "bench: across two guests (perftest and rdma-krust, servers on B, measured on A)"
 	"$ROOT/userspace-peer/target/release/rdma-krust" bench-report "$LOGDIR/ctl/bench.jsonl"
+	if [ "$update" = 1 ]; then
+		mkdir -p "$res"
+		cp "$LOGDIR/ctl/bench.jsonl" "$res/"
+		echo "bench: bench.jsonl copied to ${res#"$ROOT"/}/"
+	fi
 	echo "bench: results in $LOGDIR/ctl/bench.jsonl"
 	exit 0
 fi
@@ -92,17 +144,25 @@ if [ ${#rounds[@]} -gt 0 ]; then
 fi
 OUT=$LOGDIR/boot-$best/out
 "$ROOT/userspace-peer/target/plot/release/rdma-krust" bench-plot "$OUT" --out "$OUT/plots"
-if [ "${1:-}" = --update-docs ]; then
-	# rxe's figures in Documentation/perf/, siw's in Documentation/perf/siw/.
+if [ "$update" = 1 ]; then
+	# The raw results to results/<date>/<provider>/<kind>/; the plots,
+	# rxe's to Documentation/perf/, siw's to Documentation/perf/siw/.
+	mkdir -p "$res"
+	cp "$OUT/bench.jsonl" "$res/"
+	for i in $(seq 1 "$boots"); do
+		cp "${runs[i - 1]}" "$res/bench-boot-$i.jsonl"
+		for r in "$LOGDIR/boot-$i/out"/bench-round-*.jsonl; do
+			[ ! -s "$r" ] || cp "$r" "$res/bench-boot-$i-round-$(basename "$r" .jsonl | sed 's/^bench-round-//').jsonl"
+		done
+	done
+	for f in medians.txt medians-rounds.txt rounds-by-load.txt; do
+		[ ! -f "$LOGDIR/$f" ] || cp "$LOGDIR/$f" "$res/"
+	done
 	docs=$ROOT/Documentation/perf
 	[ "${KRUST_PROVIDER:-rxe}" = rxe ] || docs=$docs/$KRUST_PROVIDER
 	mkdir -p "$docs"
-	rm -f "$docs"/bench-boot-*.jsonl
-	cp "$OUT"/plots/*.png "$OUT/bench.jsonl" "$docs/"
-	for i in $(seq 1 "$boots"); do cp "${runs[i - 1]}" "$docs/bench-boot-$i.jsonl"; done
-	[ ! -f "$LOGDIR/medians.txt" ] || cp "$LOGDIR/medians.txt" "$docs/"
-	rm -f "$docs/medians-rounds.txt"
-	[ ! -f "$LOGDIR/medians-rounds.txt" ] || cp "$LOGDIR/medians-rounds.txt" "$docs/"
-	echo "bench: plots (boot $best's), medians.txt and each boot's bench.jsonl copied to ${docs#"$ROOT"/}/"
+	plots=("$OUT"/plots/*.png)
+	[ ! -e "${plots[0]}" ] || cp "${plots[@]}" "$docs/"
+	echo "bench: each boot's bench.jsonl and the tables copied to ${res#"$ROOT"/}/, the plots (boot $best's) to ${docs#"$ROOT"/}/"
 fi
 echo "bench: results in $LOGDIR (plots of boot $best in $OUT/plots)"
