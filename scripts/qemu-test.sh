@@ -162,8 +162,10 @@ append+=" KRUST_FLAVOR=${KRUST_FLAVOR:-main}"
 	append+=" kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma_*"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
 # A reproducer that oopses the unpatched kernel would otherwise leave it
-# oopsing until the timeout: panic, and so end the guest (panic=-1).
-[ "$mode" = repro ] && append+=" oops=panic"
+# oopsing until the timeout: panic, and so end the guest (panic=-1). Its
+# warnings go to the console too (loglevel 5), so that a guest the bug
+# hangs after warning still shows what it hit.
+[ "$mode" = repro ] && append+=" oops=panic loglevel=5"
 for v in KRUST_PROVIDER KRUST_BENCH_LAT_ITERS KRUST_BENCH_LAT_ROUNDS KRUST_BENCH_BW_ITERS KRUST_BENCH_SWEEP_ITERS KRUST_BENCH_Q_ITERS KRUST_BENCH_SCALE_ITERS KRUST_BENCH_SCALE_DEPTHS KRUST_BENCH_ROWS KRUST_BENCH_SPIN KRUST_TRACE KRUST_TRACE_FUNCS KRUST_NEIGHBOUR KRUST_COUNTERS KRUST_PROFILE KRUST_FUZZ_SECONDS KRUST_FUZZ_SEED KRUST_FUZZ_TRACE KRUST_HOSTILE_SECONDS KRUST_HOSTILE_SEED KRUST_HOSTILE_LIES KRUST_READ_KILL_ROUNDS KRUST_ACCESS_CLOSE_ROUNDS KRUST_RETRY_ACK_TIMEOUT KRUST_RETRY_SECONDS KRUST_FI_SECONDS KRUST_FI_PROBABILITY KRUST_FI_INTERVAL; do
 	[ -n "${!v:-}" ] && append+=" $v=${!v}"
 done
