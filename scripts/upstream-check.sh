@@ -31,7 +31,7 @@ done
 for n in "${repros[@]}"; do
 	for flavor in upstream main; do
 		dir=$(mktemp -d)
-		KRUST_LOGDIR=$dir KRUST_FLAVOR=$flavor KRUST_PROVIDER=siw KRUST_TIMEOUT=${KRUST_TIMEOUT:-600} \
+		KRUST_LOGDIR=$dir KRUST_FLAVOR=$flavor KRUST_PROVIDER=siw KRUST_TIMEOUT=${KRUST_TIMEOUT:-900} \
 			bash "$ROOT/scripts/qemu-test.sh" --repro "$n" >"$dir/log" 2>&1
 		if [ -f "$dir/out/repro.txt" ]; then
 			sed "s/^/[$flavor] /" "$dir/out/repro.txt"
