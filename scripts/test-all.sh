@@ -120,7 +120,21 @@ else
 	count FAIL module_own_rdma_build
 fi
 make -s KDIR="$kdir" modules >"$own_log" 2>&1 || cat "$own_log"
-rm -f "$own_log"
+# The out-of-tree recipe of Documentation/kernel-rdma.rst: its skeleton
+# (kernel/examples/out-of-tree/), in a copy of kernel/, builds against the
+# kernel's kernel::rdma and with its own copy (OWN_RDMA=1), warning-free.
+skel=$(mktemp -d)
+cp -r kernel "$skel/"
+if (cd "$skel/kernel/examples/out-of-tree" &&
+	make -s KDIR="$kdir" CLIPPY=1 && ! nm rust_rdma_ulp.ko | grep -q ' T rust_helper_' &&
+	make -s KDIR="$kdir" clean && make -s KDIR="$kdir" OWN_RDMA=1 CLIPPY=1 &&
+	nm rust_rdma_ulp.ko | grep -q ' T rust_helper_') >"$own_log" 2>&1 && ! warnings "$own_log"; then
+	count PASS ulp_skeleton_builds
+else
+	cat "$own_log"
+	count FAIL ulp_skeleton_builds
+fi
+rm -rf "$skel" "$own_log"
 if (cd userspace-peer && cargo clippy --release --all-targets --quiet -- -D warnings); then
 	count PASS tool_clippy
 else
