@@ -650,6 +650,31 @@ mod tests {
     }
 
     #[test]
+    fn transport_settings_reach_the_subcommand() {
+        let line = "rdma-krust bench --ack-timeout 17 --min-rnr-timer 0 --timeout-ms 120000 \
+                    --connect 192.0.2.1:7708 --op send --mode bw --size 65536";
+        match Cli::try_parse_from(line.split_whitespace()).unwrap().cmd {
+            Cmd::Bench { transport, .. } => {
+                let t = transport.to_abi();
+                assert_eq!((t.ack_timeout, t.min_rnr_timer), (17, 0));
+                assert_eq!(
+                    t.set,
+                    abi::TRANSPORT_ACK_TIMEOUT | abi::TRANSPORT_MIN_RNR_TIMER
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        let line = "rdma-krust kernel-ping --recv-depth 6 --connect 192.0.2.1:1";
+        match Cli::try_parse_from(line.split_whitespace()).unwrap().cmd {
+            Cmd::KernelPing { module, .. } => {
+                assert_eq!(module.transport.recv_depth, Some(6));
+                assert_eq!(module.msg.msg_timeout_ms, 20_000);
+            }
+            c => panic!("{c:?}"),
+        }
+    }
+
+    #[test]
     fn the_tests_options_are_the_kits() {
         // A test's option is refused with a usage error, not ignored.
         for line in [
