@@ -58,11 +58,11 @@ SIZES=1,4096,65536,1048576,12345
 interrupted_recv() {
 	local port=$1 log=$T/intr.$1
 	shift
-	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:$port" --count 1 --timeout-ms 60000 "$@" \
+	"$KIT" --eintr-on-usr1 kernel-echo --listen "$IP:$port" --count 1 --timeout-ms 60000 "$@" \
 		>"$log.echo" 2>&1 &
 	local pid=$!
 	wait_for 10 grep -q '^listening' "$log.echo" || fail "no listener"
-	"$TOOL" kernel-ping --connect "$IP:$port" --hold-ms 30000 --sizes 8 "$@" >"$log.ping" 2>&1 &
+	"$KIT" kernel-ping --connect "$IP:$port" --hold-ms 30000 --sizes 8 "$@" >"$log.ping" 2>&1 &
 	local ping=$!
 	wait_for 10 grep -q '^conn:' "$log.echo" || fail "no connection: $(cat "$log.echo")"
 	sleep 0.3
@@ -82,7 +82,7 @@ interrupted_recv() {
 start_bystander() {
 	start_target "$1" --len 65536 --access rw --fill "$2"
 	BYSTANDER_TARGET=$TARGET_PID
-	initiator "$1" --scenario rw --seed "$2" --hold-ms 3000 >"$T/bystander.$1" &
+	"$KIT" kernel-initiator --connect "$IP:$1" --scenario rw --seed "$2" --hold-ms 3000 >"$T/bystander.$1" 2>&1 &
 	BYSTANDER_PID=$!
 	wait_for 10 grep -q '^window ' "$T/bystander.$1" || fail "bystander: $(cat "$T/bystander.$1")"
 }
@@ -123,11 +123,11 @@ bench_pair() {
 	# Each end waits up to 120 s for the other's next message: a debug
 	# kernel under TCG can take longer than the 10 s default to get a
 	# 64 KiB SEND through rxe's resends, and still deliver it.
-	"$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --listen "$IP:$port" "$@" \
+	"$TOOL" bench --ack-timeout 17 --min-rnr-timer 0 --timeout-ms 120000 --listen "$IP:$port" "$@" \
 		>"$T/bench.$port" 2>&1 &
 	local peer=$!
 	wait_for 10 grep -q '^listening' "$T/bench.$port" || fail "bench peer: $(cat "$T/bench.$port")"
-	if ! "$TOOL" --ack-timeout 17 --min-rnr-timer 0 bench --timeout-ms 120000 --connect "$IP:$port" --json "$@"; then
+	if ! "$TOOL" bench --ack-timeout 17 --min-rnr-timer 0 --timeout-ms 120000 --connect "$IP:$port" --json "$@"; then
 		wait $peer
 		fail "bench $*; the listening end: $(cat "$T/bench.$port")"
 	fi

@@ -12,7 +12,7 @@ test_main() {
 	"$TOOL" kernel-echo --listen "198.51.100.1:$PORT" --count 1 --timeout-ms 60000 >"$T/rm.1" 2>&1 &
 	local echo_pid=$!
 	wait_for 10 grep -q '^listening' "$T/rm.1" || fail "no listener"
-	"$TOOL" kernel-ping --connect "198.51.100.1:$PORT" --hold-ms 60000 --sizes 8 >"$T/rm.2" 2>&1 &
+	"$KIT" kernel-ping --connect "198.51.100.1:$PORT" --hold-ms 60000 --sizes 8 >"$T/rm.2" 2>&1 &
 	local ping=$!
 	wait_for 10 grep -q "^conn: device=${PROV}4" "$T/rm.1" || fail "no connection on ${PROV}4: $(cat "$T/rm.1")"
 	sleep 0.3

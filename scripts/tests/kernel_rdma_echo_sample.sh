@@ -46,7 +46,7 @@ test_main() {
 	# sample gives the id back from its DEVICE_REMOVAL event (its QP and
 	# its share of the pool's CQ go first), and the deletion completes.
 	veth_dev ${PROV}19 19 203.0.113.19
-	"$TOOL" raw-ping --connect 203.0.113.19:7 --sizes 64 --hold-ms 60000 >"$T/echo.hold" 2>&1 &
+	"$KIT" raw-ping --connect 203.0.113.19:7 --sizes 64 --hold-ms 60000 >"$T/echo.hold" 2>&1 &
 	local holder=$!
 	wait_for 20 grep -q 'echo(es) checked' "$T/echo.hold" ||
 		fail "no echo over ${PROV}19: $(cat "$T/echo.hold")"

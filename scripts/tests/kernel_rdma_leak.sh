@@ -40,7 +40,7 @@ test_main() {
 		fail "the leak module does not listen"
 	# Two messages, the second 6 s after the first's echo: by then the
 	# module is gone, and the second's receive completes on its leaked QP.
-	timeout 45 "$TOOL" raw-ping --userspace --connect "$LEAK_IP:7472" --sizes 1,1 \
+	timeout 45 "$KIT" raw-ping --userspace --connect "$LEAK_IP:7472" --sizes 1,1 \
 		--pause-ms 6000 >"$T/peer" 2>&1 &
 	LEAK_PEER=$!
 	wait_for 20 eval "dmesg | grep -q 'rdma_leak: received 1 bytes'" ||

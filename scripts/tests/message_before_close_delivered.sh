@@ -17,8 +17,10 @@ DESCRIPTION="a message the peer finished before it disconnected is delivered who
 test_main() {
 	ensure_loaded
 	local port=$PORT out
-	start_echo $port 1 --poll --sink --hold-ms 60000
-	out=$("$TOOL" kernel-ping --connect "$IP:$port" --one-way --no-verdict --sizes 2097152 2>&1) ||
+	"$KIT" kernel-echo --listen "$IP:$port" --count 1 --poll --sink --hold-ms 60000 >"$T/echo.$port" 2>&1 &
+	ECHO_PID=$!
+	wait_for 10 grep -q '^listening' "$T/echo.$port" || fail "listener on $port: $(cat "$T/echo.$port")"
+	out=$("$KIT" kernel-ping --connect "$IP:$port" --one-way --no-verdict --sizes 2097152 2>&1) ||
 		fail "kernel-ping: $out"
 	grep -q "^sent 2097152 bytes$" <<<"$out" || fail "kernel-ping: $out"
 	grep -q '^disconnected in [0-9]* ms$' <<<"$out" || fail "kernel-ping: $out"

@@ -8,7 +8,7 @@ DESCRIPTION="a signal interrupts a blocked ACCEPT and a blocked RECV with EINTR"
 test_main() {
 	ensure_loaded
 	local pid out
-	"$TOOL" --eintr-on-usr1 kernel-echo --listen "$IP:$PORT" --count 1 --timeout-ms 60000 \
+	"$KIT" --eintr-on-usr1 kernel-echo --listen "$IP:$PORT" --count 1 --timeout-ms 60000 \
 		>"$T/eintr.1" 2>&1 &
 	pid=$!
 	wait_for 10 grep -q '^listening' "$T/eintr.1" || fail "no listener"

@@ -17,7 +17,7 @@ test_main() {
 	ensure_loaded
 	local most=327600 out port=$PORT
 	start_echo $port 4 --recv-depth 6
-	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,1,$most,0 2>&1) ||
+	out=$("$TOOL" kernel-ping --recv-depth 6 --connect "$IP:$port" --sizes $most,1,$most,0 2>&1) ||
 		fail "kernel-ping at depth 6: $out" "(echo side: $(cat "$T/echo.$port"))"
 	wait "$ECHO_PID" || fail "kernel-echo at depth 6: $(cat "$T/echo.$port")"
 	grep -q '^4 message(s) echoed and verified$' <<<"$out" || fail "$out"
@@ -39,7 +39,7 @@ test_main() {
 	done
 	port=$((port + 1))
 	start_serve $port --mode echo --count 3
-	out=$("$TOOL" --recv-depth 6 kernel-ping --connect "$IP:$port" --sizes $most,12345,$most 2>&1) ||
+	out=$("$TOOL" kernel-ping --recv-depth 6 --connect "$IP:$port" --sizes $most,12345,$most 2>&1) ||
 		fail "kernel-ping at depth 6 to userspace: $out" "(serve: $(cat "$T/serve.$port"))"
 	wait "$SERVE_PID" || fail "serve: $(cat "$T/serve.$port")"
 	grep -q ' recv_depth=6 peer_recv_depth=40 ' <<<"$out" || fail "depths: $out"
@@ -55,7 +55,7 @@ test_main() {
 	echo "  module at 6 and at 2, userspace peer at 40: verified both ways"
 	port=$((port + 1))
 	start_echo $port 12 --sink --seed 5 --recv-depth 2
-	out=$("$TOOL" --recv-depth 2 kernel-ping --connect "$IP:$port" --seed 5 --one-way \
+	out=$("$TOOL" kernel-ping --recv-depth 2 --connect "$IP:$port" --seed 5 --one-way \
 		--sizes 65520,1,65520,65520,0,65520,4096,65520,65520,65520,7,65520 2>&1) ||
 		fail "stream at depth 2: $out" "(sink: $(cat "$T/echo.$port"))"
 	wait "$ECHO_PID" || fail "sink at depth 2: $(cat "$T/echo.$port")"

@@ -16,7 +16,7 @@ test_main() {
 	old=$(sed -n 's/^window addr=\(0x[0-9a-f]*\) rkey=\(0x[0-9a-f]*\) .*/\1:\2/p' <<<"$out")
 	[ -n "$old" ] || fail "no key in: $out"
 	start_target $((PORT + 1)) --len 4096 --access rw --fill 4
-	out=$(initiator $((PORT + 1)) --scenario stale --stale-key "$old") || fail "stale key: $out"
+	out=$("$KIT" stale-read --connect "$IP:$((PORT + 1))" --key "$old" 2>&1) || fail "stale key: $out"
 	wait "$TARGET_PID" || true # its connection broke with the refused READ
 	new=$(sed -n 's/^window addr=\(0x[0-9a-f]*\) rkey=\(0x[0-9a-f]*\) .*/\1:\2/p' <<<"$out")
 	grep -q '^read with a stale key refused' <<<"$out" || fail "$out"

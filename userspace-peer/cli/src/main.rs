@@ -10,16 +10,18 @@
 mod benchcmd;
 #[cfg(test)]
 mod cmdlines;
+#[cfg(test)]
+mod helptest;
 #[cfg(feature = "plot")]
 mod plot;
-mod rawping;
 mod rping;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use krust::kdev::KrustDev;
-use krust::opts::DevArgs;
-use krust::scenario::{self, InitiatorArgs};
+use krust::cmds::{self, Depth, KernelEchoArgs, KernelInitiatorArgs, KernelPingArgs, Messages};
+use krust::cmds::{RawPingArgs, RawPingTest};
+use krust::opts::{DevArgs, DevPath, ModuleArgs, MsgTimeout, OpTimeout, TransportArgs};
+use krust::scenario::{self, InitiatorArgs, InitiatorTest};
 use krust::{abi, addr, bench, exit, table, upeer, verbs};
 use std::process::ExitCode;
 
@@ -27,21 +29,12 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "rdma-krust", version, about, long_about = LONG_ABOUT)]
 pub struct Cli {
-    #[command(flatten)]
-    pub globals: DevArgs,
-
-    /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
-    /// ioctl it interrupts returns and its EINTR is printed (for the tests).
-    /// Hidden: a test kit option (`rdma-krust-kit --eintr-on-usr1`), taken
-    /// here too for the tests that interrupt a `kernel-echo`.
-    #[arg(long, global = true, hide = true)]
-    pub eintr_on_usr1: bool,
-
     #[command(subcommand)]
     pub cmd: Cmd,
 }
 
-/// The subcommands.
+/// The subcommands. Each takes the options of the module (`--dev`, the
+/// transport settings, the waits) that act on it, and no others.
 #[derive(Subcommand, Debug, PartialEq, Eq)]
 pub enum Cmd {
     /// List RDMA devices as the module's ib_client sees them.
@@ -55,75 +48,31 @@ pub enum Cmd {
         /// Every field as one JSON object: {"source", "devices": [...]}.
         #[arg(short = 'j', long)]
         json: bool,
+        #[command(flatten)]
+        path: DevPath,
     },
     /// In-kernel passive side: listen, accept one connection, echo messages.
     KernelEcho {
-        /// Address and port to listen on.
-        #[arg(long, value_parser = addr::parse)]
-        listen: abi::Addr,
-        /// Messages to echo before exiting.
-        #[arg(long, default_value_t = 1)]
-        count: u32,
         #[command(flatten)]
-        depth: Depth,
-        /// Milliseconds to wait for the connection (messages:
-        /// --msg-timeout-ms).
-        #[arg(long, default_value_t = 20_000)]
-        timeout_ms: u32,
-        /// A busy-polling connection (CONN_POLL).
-        #[arg(long)]
-        poll: bool,
-        /// Receive and check `--count` messages of a `--one-way` stream,
-        /// then answer with the count, instead of echoing.
-        #[arg(long)]
-        sink: bool,
-        /// `--sink`: the stream's pattern seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Milliseconds to wait at most after accepting, before the first
-        /// receive, for the connection to close (the peer's disconnect in).
-        #[arg(long, default_value_t = 0)]
-        hold_ms: u64,
+        args: KernelEchoArgs,
+        #[command(flatten)]
+        module: ModuleArgs,
     },
     /// In-kernel active side: connect, send patterned messages, check echoes.
     KernelPing {
-        /// The listener.
-        #[arg(long, value_parser = addr::parse)]
-        connect: abi::Addr,
-        /// Milliseconds to wait after connecting, before the first message.
-        #[arg(long, default_value_t = 0)]
-        hold_ms: u64,
-        /// Milliseconds to stay connected after the last message, before
-        /// disconnecting (to cut a test link before the disconnect, say).
-        #[arg(long, default_value_t = 0)]
-        linger_ms: u64,
-        /// Message sizes, one message each, e.g. 1,4096,65536.
-        #[arg(long, value_delimiter = ',', default_value = "64")]
-        sizes: Vec<u64>,
-        /// Pattern seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
         #[command(flatten)]
-        depth: Depth,
-        /// Milliseconds for each step of connecting (messages:
-        /// --msg-timeout-ms).
-        #[arg(long, default_value_t = 20_000)]
-        timeout_ms: u32,
-        /// A busy-polling connection (CONN_POLL).
-        #[arg(long)]
-        poll: bool,
-        /// Send every message back to back, then wait for a sink's count
-        /// (`kernel-echo --sink`, `serve --mode sink`) instead of echoes.
-        #[arg(long)]
-        one_way: bool,
-        /// With `--one-way`: disconnect as soon as every message is sent,
-        /// without waiting for the sink's count.
-        #[arg(long, requires = "one_way")]
-        no_verdict: bool,
+        args: KernelPingArgs,
+        #[command(flatten)]
+        module: ModuleArgs,
     },
     /// Userspace RDMA peer (librdmacm/libibverbs): accept connections and
     /// echo messages, sink a stream, or expose a window to them.
-    Serve(ServeArgs),
+    Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+        #[command(flatten)]
+        msg: MsgTimeout,
+    },
     /// Userspace active side: connect and send patterned messages to an echo.
     Ping {
         #[command(flatten)]
@@ -133,35 +82,44 @@ pub enum Cmd {
         /// Send every message back to back, then wait for a sink's count.
         #[arg(long)]
         one_way: bool,
+        #[command(flatten)]
+        msg: MsgTimeout,
     },
     /// Raw messages to an echo server (the kernel::rdma echo sample), each
     /// echo checked: from the module, or with --userspace from librdmacm.
     RawPing {
         #[command(flatten)]
-        msgs: Messages,
-        /// Connect from userspace (librdmacm) instead of the module.
-        #[arg(long)]
-        userspace: bool,
-        /// Milliseconds for each step of connecting (the module's).
-        #[arg(long, default_value_t = 10_000)]
-        timeout_ms: u32,
-        /// Milliseconds to stay connected after the last echo.
-        #[arg(long, default_value_t = 0)]
-        hold_ms: u64,
-        /// Milliseconds to wait before each message after the first.
-        #[arg(long, default_value_t = 0)]
-        pause_ms: u64,
+        args: RawPingArgs,
+        #[command(flatten)]
+        module: ModuleArgs,
     },
     /// Userspace initiator: connect to a target and run a scenario.
-    Initiate(InitiatorArgs),
+    Initiate {
+        #[command(flatten)]
+        args: InitiatorArgs,
+        #[command(flatten)]
+        msg: MsgTimeout,
+    },
     /// Run rping's protocol in the module, with rping's options: as
     /// server (-s, against `rping -c`) or client (-c, against `rping -s`).
-    Rping(rping::RpingArgs),
+    Rping {
+        #[command(flatten)]
+        args: rping::RpingArgs,
+        #[command(flatten)]
+        module: ModuleArgs,
+    },
     /// Run a benchmark loop in the module, with perftest's options and
     /// report: without SERVER this side listens (the SEND responder, or the
     /// window of the one-sided operations), with it this side connects and
     /// measures. Give both sides the same --op, --mode, -s, -n and -a.
-    Bench(benchcmd::BenchArgs),
+    Bench {
+        #[command(flatten)]
+        args: benchcmd::BenchArgs,
+        #[command(flatten)]
+        path: DevPath,
+        #[command(flatten)]
+        transport: TransportArgs,
+    },
     /// Write PNG plots of a `make bench` run (built with `--features plot`).
     BenchPlot {
         /// The run's directory (bench.jsonl, samples-*.txt).
@@ -196,110 +154,19 @@ pub enum Cmd {
         /// --msg-timeout-ms).
         #[arg(long, default_value_t = 20_000)]
         timeout_ms: u32,
+        #[command(flatten)]
+        module: ModuleArgs,
     },
     /// In-kernel initiator: connect to a target and run a scenario on its
     /// window.
     KernelInitiator {
         #[command(flatten)]
-        args: InitiatorArgs,
-        /// Milliseconds for each step of connecting (messages:
-        /// --msg-timeout-ms).
-        #[arg(long, default_value_t = 20_000)]
-        timeout_ms: u32,
+        args: KernelInitiatorArgs,
+        #[command(flatten)]
+        module: ModuleArgs,
+        #[command(flatten)]
+        op: OpTimeout,
     },
-}
-
-/// Where patterned messages go, and which: `ping` and `raw-ping`.
-#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
-pub struct Messages {
-    /// The listener (an echo server, or a sink).
-    #[arg(long, value_parser = addr::parse)]
-    pub connect: abi::Addr,
-    /// Message sizes, one message each.
-    #[arg(long, value_delimiter = ',', default_value = "64")]
-    pub sizes: Vec<u64>,
-    /// Pattern seed.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-}
-
-/// READ/atomic depths a side asks for (0 = the device's maximum).
-#[derive(clap::Args, Debug, PartialEq, Eq, Clone, Copy)]
-pub struct Depth {
-    /// READ/atomic requests this side serves (responder_resources).
-    #[arg(long, default_value_t = 0)]
-    pub resp: u32,
-    /// READ/atomic requests this side issues (initiator_depth).
-    #[arg(long, default_value_t = 0)]
-    pub init: u32,
-}
-
-fn kernel_accept(
-    dev: &KrustDev,
-    listen: abi::Addr,
-    depth: Depth,
-    timeout_ms: u32,
-    flags: u32,
-) -> Result<()> {
-    dev.listen(listen, depth.resp, depth.init, flags)?;
-    println!("listening");
-    std::io::Write::flush(&mut std::io::stdout())?;
-    let info = dev.accept(timeout_ms)?;
-    println!("{}", table::conn_line(&info));
-    Ok(())
-}
-
-/// What `kernel-ping` does with its messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PingMode {
-    /// Each is echoed back and checked.
-    Echo,
-    /// Sent back to back, then the sink's count is checked.
-    Stream,
-    /// Sent back to back, then the connection is closed.
-    StreamNoVerdict,
-}
-
-/// The pinging side, on a connected `dev`.
-fn kernel_ping(
-    dev: &KrustDev,
-    info: &abi::ConnInfo,
-    (hold_ms, linger_ms): (u64, u64),
-    sizes: &[u64],
-    seed: u64,
-    mode: PingMode,
-) -> Result<()> {
-    println!("{}", table::conn_line(info));
-    std::io::Write::flush(&mut std::io::stdout())?;
-    std::thread::sleep(std::time::Duration::from_millis(hold_ms));
-    match mode {
-        PingMode::Echo => scenario::ping(dev, sizes, seed)?,
-        PingMode::Stream => scenario::stream(dev, sizes, seed)?,
-        PingMode::StreamNoVerdict => scenario::send_all(dev, sizes, seed)?,
-    }
-    if linger_ms > 0 {
-        println!("lingering {linger_ms} ms before disconnecting");
-        std::io::Write::flush(&mut std::io::stdout())?;
-        std::thread::sleep(std::time::Duration::from_millis(linger_ms));
-    }
-    let t = std::time::Instant::now();
-    if let Err(e) = dev.disconnect() {
-        // The peer may have closed first: then there is nothing to do.
-        if dev.conn_info()?.state != abi::state::CLOSED {
-            return Err(e);
-        }
-        println!("disconnected by the peer");
-        return Ok(());
-    }
-    // IOCTL_DISCONNECT returns once rdma_cm reported the end.
-    let state = dev.conn_info()?.state;
-    ensure!(
-        state == abi::state::CLOSED,
-        "IOCTL_DISCONNECT returned with the connection {}",
-        table::state_name(state)
-    );
-    println!("disconnected in {} ms", t.elapsed().as_millis());
-    Ok(())
 }
 
 /// The arguments of `rdma-krust serve`.
@@ -398,15 +265,35 @@ fn serve(a: &ServeArgs) -> Result<()> {
     Ok(())
 }
 
+/// The module options of a command that takes only `--dev` and the
+/// transport settings: the waits take their defaults.
+fn dev_transport(path: DevPath, transport: TransportArgs) -> DevArgs {
+    DevArgs {
+        module: ModuleArgs {
+            path,
+            transport,
+            msg: MsgTimeout {
+                msg_timeout_ms: 20_000,
+            },
+        },
+        op: OpTimeout::default(),
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
-    upeer::set_timeout_ms(cli.globals.msg_timeout_ms);
-    let o = &cli.globals;
     match cli.cmd {
-        Cmd::Devices { verbs, brief, json } => {
+        Cmd::Devices {
+            verbs,
+            brief,
+            json,
+            path,
+        } => {
             let devices = if verbs {
                 verbs::list_devices()?
             } else {
-                o.open()?.list_devices()?
+                dev_transport(path, TransportArgs::default())
+                    .open()?
+                    .list_devices()?
             };
             let source = if verbs {
                 "libibverbs"
@@ -430,58 +317,11 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::KernelEcho {
-            listen,
-            count,
-            depth,
-            timeout_ms,
-            poll,
-            sink,
-            seed,
-            hold_ms,
-        } => {
-            let flags = if poll { abi::CONN_POLL } else { 0 };
-            let dev = o.open()?;
-            kernel_accept(&dev, listen, depth, timeout_ms, flags)?;
-            if hold_ms > 0 {
-                // Until the peer's close is in, or `hold_ms` at most.
-                let t = std::time::Instant::now();
-                let mut info = dev.conn_info()?;
-                while info.state != abi::state::CLOSED
-                    && t.elapsed().as_millis() < u128::from(hold_ms)
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    info = dev.conn_info()?;
-                }
-                println!("after holding: {}", table::conn_line(&info));
-            }
-            if sink {
-                scenario::sink(&dev, count, seed)
-            } else {
-                scenario::echo(&dev, count)
-            }
+        Cmd::KernelEcho { args, module } => {
+            cmds::kernel_echo(&module.open()?, &args, &Default::default())
         }
-        Cmd::KernelPing {
-            connect,
-            hold_ms,
-            linger_ms,
-            sizes,
-            seed,
-            depth,
-            timeout_ms,
-            poll,
-            one_way,
-            no_verdict,
-        } => {
-            let dev = o.open()?;
-            let flags = if poll { abi::CONN_POLL } else { 0 };
-            let info = dev.connect(connect, depth.resp, depth.init, timeout_ms, flags)?;
-            let mode = match (one_way, no_verdict) {
-                (false, _) => PingMode::Echo,
-                (true, false) => PingMode::Stream,
-                (true, true) => PingMode::StreamNoVerdict,
-            };
-            kernel_ping(&dev, &info, (hold_ms, linger_ms), &sizes, seed, mode)
+        Cmd::KernelPing { args, module } => {
+            cmds::kernel_ping(&module.open()?, &args, &Default::default())
         }
         Cmd::KernelTarget {
             listen,
@@ -489,36 +329,29 @@ fn run(cli: Cli) -> Result<()> {
             access,
             fill,
             timeout_ms,
+            module,
         } => {
-            let dev = o.open()?;
+            let dev = module.open()?;
             dev.listen(listen, 0, 0, 0)?;
             println!("listening");
             std::io::Write::flush(&mut std::io::stdout())?;
             println!("{}", table::conn_line(&dev.accept(timeout_ms)?));
             scenario::target(&dev, len, access, fill)
         }
-        Cmd::KernelInitiator {
-            args: a,
-            timeout_ms,
-        } => {
-            let dev = o.open()?;
-            println!(
-                "{}",
-                table::conn_line(&dev.connect(a.connect, 0, 0, timeout_ms, 0)?)
-            );
-            scenario::initiator(&dev, &a)?;
-            // What the operations did to the connection (READ sinks, say).
-            if let Ok(i) = dev.conn_info() {
-                println!("after {}", table::conn_line(&i));
-            }
-            Ok(())
+        Cmd::KernelInitiator { args, module, op } => {
+            cmds::kernel_initiator(&module.open_with(op)?, &args, &InitiatorTest::default())
         }
-        Cmd::Serve(a) => serve(&a),
+        Cmd::Serve { args, msg } => {
+            msg.apply_to_upeer();
+            serve(&args)
+        }
         Cmd::Ping {
             msgs,
             depth,
             one_way,
+            msg,
         } => {
+            msg.apply_to_upeer();
             let peer = upeer::UPeer::connect(&msgs.connect, depth.resp, depth.init)?;
             println!("connected");
             if one_way {
@@ -527,38 +360,29 @@ fn run(cli: Cli) -> Result<()> {
                 scenario::ping(&peer, &msgs.sizes, msgs.seed)
             }
         }
-        Cmd::RawPing {
-            msgs,
-            userspace,
-            timeout_ms,
-            hold_ms,
-            pause_ms,
-        } => {
-            let plan = rawping::Plan {
-                sizes: msgs.sizes,
-                seed: msgs.seed,
-                hold: std::time::Duration::from_millis(hold_ms),
-                pause: std::time::Duration::from_millis(pause_ms),
-            };
-            if userspace {
-                rawping::userspace(msgs.connect, &plan)
-            } else {
-                rawping::kernel(&o.open()?, msgs.connect, &plan, timeout_ms)
-            }
+        Cmd::RawPing { args, module } => {
+            module.msg.apply_to_upeer();
+            cmds::raw_ping(&args, &RawPingTest::default(), &|| module.open())
         }
-        Cmd::Initiate(a) => {
-            let peer = upeer::UPeer::connect(&a.connect, 0, 0)?;
+        Cmd::Initiate { args, msg } => {
+            msg.apply_to_upeer();
+            let peer = upeer::UPeer::connect(&args.connect, 0, 0)?;
             println!("connected");
-            scenario::initiator(&peer, &a)
+            scenario::initiator(&peer, &args, &InitiatorTest::default())
         }
-        Cmd::Rping(args) => {
+        Cmd::Rping { args, module } => {
             // The command line first: its errors are usage errors.
             let plan = rping::plan(&args)?;
-            rping::run(&plan, &|| o.open())
+            rping::run(&plan, &|| module.open())
         }
-        Cmd::Bench(args) => {
+        Cmd::Bench {
+            args,
+            path,
+            transport,
+        } => {
             // The command line first: its errors are usage errors.
             let plan = benchcmd::plan(&args)?;
+            let o = dev_transport(path, transport);
             benchcmd::run_qps(&o.open()?, &plan, &|| o.open())
         }
         #[cfg(feature = "plot")]
@@ -599,14 +423,17 @@ const LONG_ABOUT: &str = concat!(
      serve, ping, initiate and devices --verbs are a userspace RDMA peer \
      and do not. `bench` takes perftest's options, `rping` rping's. \
      Documentation/user-guide.rst has every subcommand; the tests' own \
-     (fuzz, stress, pair...) are rdma-krust-kit's.\n\n",
+     (fuzz, stress, pair...) and their options (holds, lingers...) are \
+     rdma-krust-kit's. The module's options (--dev, the transport \
+     settings, the waits) go after the subcommand, on the subcommands \
+     they act on.\n\n",
     exit::statuses!()
 );
 
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0 (clap's own).
     let cli = Cli::parse();
-    exit::main_of("rdma-krust", cli.eintr_on_usr1, || run(cli))
+    exit::main_of("rdma-krust", false, || run(cli))
 }
 
 #[cfg(test)]
@@ -622,21 +449,25 @@ mod tests {
     #[test]
     fn parses_devices_flags() {
         let cli = Cli::try_parse_from(["rdma-krust", "devices", "--verbs", "--brief"]).unwrap();
-        assert_eq!(
+        assert!(matches!(
             cli.cmd,
             Cmd::Devices {
                 verbs: true,
                 brief: true,
-                json: false
+                json: false,
+                ..
             }
-        );
+        ));
         for j in ["-j", "--json"] {
             let cli = Cli::try_parse_from(["rdma-krust", "devices", j]).unwrap();
             assert!(matches!(cli.cmd, Cmd::Devices { json: true, .. }));
         }
         let e = Cli::try_parse_from(["rdma-krust", "devices", "-j", "--brief"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict);
-        assert_eq!(cli.globals.dev, "/dev/rdma_krust");
+        match cli.cmd {
+            Cmd::Devices { path, .. } => assert_eq!(path.dev, "/dev/rdma_krust"),
+            c => panic!("{c:?}"),
+        }
     }
 
     #[test]
@@ -649,25 +480,15 @@ mod tests {
             "--sizes",
             "1,4096",
             "--userspace",
-            "--hold-ms",
-            "500",
-            "--pause-ms",
-            "4000",
         ])
         .unwrap();
         match cli.cmd {
-            Cmd::RawPing {
-                msgs,
-                userspace,
-                timeout_ms,
-                hold_ms,
-                pause_ms,
-            } => {
-                assert_eq!(msgs.connect.port, 7);
-                assert_eq!(msgs.sizes, [1, 4096]);
+            Cmd::RawPing { args, .. } => {
+                assert_eq!(args.msgs.connect.port, 7);
+                assert_eq!(args.msgs.sizes, [1, 4096]);
                 assert_eq!(
-                    (msgs.seed, userspace, timeout_ms, hold_ms, pause_ms),
-                    (1, true, 10_000, 500, 4000)
+                    (args.msgs.seed, args.userspace, args.timeout_ms),
+                    (1, true, 10_000)
                 );
             }
             c => panic!("{c:?}"),
@@ -677,10 +498,15 @@ mod tests {
     }
 
     #[test]
-    fn parses_dev_path_anywhere() {
+    fn parses_dev_path_after_the_subcommand() {
         let cli = Cli::try_parse_from(["rdma-krust", "devices", "--dev", "/tmp/x"]).unwrap();
-        assert!(matches!(cli.cmd, Cmd::Devices { .. }));
-        assert_eq!(cli.globals.dev, "/tmp/x");
+        match cli.cmd {
+            Cmd::Devices { path, .. } => assert_eq!(path.dev, "/tmp/x"),
+            c => panic!("{c:?}"),
+        }
+        // The module's options are the subcommands', not the tool's.
+        let e = Cli::try_parse_from(["rdma-krust", "--dev", "/tmp/x", "devices"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 
     #[test]
@@ -720,27 +546,44 @@ mod tests {
             "rw",
         ];
         match p(&ki) {
-            Cmd::KernelInitiator { timeout_ms, args } => {
-                assert_eq!(timeout_ms, 20_000);
-                assert_eq!(args.scenario, scenario::Scenario::Rw);
+            Cmd::KernelInitiator { args, op, .. } => {
+                assert_eq!(args.timeout_ms, 20_000);
+                assert_eq!(args.args.scenario, scenario::Scenario::Rw);
+                assert_eq!(op.op_timeout_ms, 0);
             }
             c => panic!("{c:?}"),
         }
-        match p(&[&ki[..], &[t, "7"]].concat()) {
-            Cmd::KernelInitiator { timeout_ms, .. } => assert_eq!(timeout_ms, 7),
+        match p(&[&ki[..], &[t, "7", "--op-timeout-ms", "8"]].concat()) {
+            Cmd::KernelInitiator { args, op, .. } => {
+                assert_eq!((args.timeout_ms, op.op_timeout_ms), (7, 8))
+            }
             c => panic!("{c:?}"),
         }
         match p(&["serve", "--listen", "192.0.2.1:1"]) {
-            Cmd::Serve(a) => assert_eq!(a.timeout_ms, 0),
+            Cmd::Serve { args, msg } => {
+                assert_eq!((args.timeout_ms, msg.msg_timeout_ms), (0, 20_000))
+            }
             c => panic!("{c:?}"),
         }
         match p(&["serve", "--listen", "192.0.2.1:1", t, "9"]) {
-            Cmd::Serve(a) => assert_eq!(a.timeout_ms, 9),
+            Cmd::Serve { args, .. } => assert_eq!(args.timeout_ms, 9),
             c => panic!("{c:?}"),
         }
-        // The message waits, for every command.
-        let cli = Cli::try_parse_from(["rdma-krust", "--msg-timeout-ms", "3", "devices"]).unwrap();
-        assert_eq!(cli.globals.msg_timeout_ms, 3);
+        // The message waits, on the commands that wait for messages.
+        match p(&[
+            "kernel-echo",
+            "--listen",
+            "192.0.2.1:1",
+            "--msg-timeout-ms",
+            "3",
+        ]) {
+            Cmd::KernelEcho { module, .. } => assert_eq!(module.msg.msg_timeout_ms, 3),
+            c => panic!("{c:?}"),
+        }
+        match p(&["ping", "--connect", "192.0.2.1:1", "--msg-timeout-ms", "4"]) {
+            Cmd::Ping { msg, .. } => assert_eq!(msg.msg_timeout_ms, 4),
+            c => panic!("{c:?}"),
+        }
     }
 
     #[test]
@@ -807,17 +650,45 @@ mod tests {
     }
 
     #[test]
-    fn eintr_on_usr1_is_taken_but_not_shown() {
-        let cli = Cli::try_parse_from([
-            "rdma-krust",
-            "--eintr-on-usr1",
-            "kernel-echo",
-            "--listen",
-            "192.0.2.1:7500",
-        ])
-        .unwrap();
-        assert!(cli.eintr_on_usr1);
-        let help = Cli::command().render_long_help().to_string();
-        assert!(!help.contains("--eintr-on-usr1"), "{help}");
+    fn transport_settings_reach_the_subcommand() {
+        let line = "rdma-krust bench --ack-timeout 17 --min-rnr-timer 0 --timeout-ms 120000 \
+                    --connect 192.0.2.1:7708 --op send --mode bw --size 65536";
+        match Cli::try_parse_from(line.split_whitespace()).unwrap().cmd {
+            Cmd::Bench { transport, .. } => {
+                let t = transport.to_abi();
+                assert_eq!((t.ack_timeout, t.min_rnr_timer), (17, 0));
+                assert_eq!(
+                    t.set,
+                    abi::TRANSPORT_ACK_TIMEOUT | abi::TRANSPORT_MIN_RNR_TIMER
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        let line = "rdma-krust kernel-ping --recv-depth 6 --connect 192.0.2.1:1";
+        match Cli::try_parse_from(line.split_whitespace()).unwrap().cmd {
+            Cmd::KernelPing { module, .. } => {
+                assert_eq!(module.transport.recv_depth, Some(6));
+                assert_eq!(module.msg.msg_timeout_ms, 20_000);
+            }
+            c => panic!("{c:?}"),
+        }
+    }
+
+    #[test]
+    fn the_tests_options_are_the_kits() {
+        // A test's option is refused with a usage error, not ignored.
+        for line in [
+            "rdma-krust --eintr-on-usr1 kernel-echo --listen 192.0.2.1:7500",
+            "rdma-krust kernel-echo --listen 192.0.2.1:7500 --hold-ms 1",
+            "rdma-krust kernel-ping --connect 192.0.2.1:7500 --hold-ms 1",
+            "rdma-krust kernel-ping --connect 192.0.2.1:7500 --linger-ms 1",
+            "rdma-krust kernel-ping --connect 192.0.2.1:7500 --one-way --no-verdict",
+            "rdma-krust kernel-initiator --connect 192.0.2.1:1 --scenario rw --hold-ms 1",
+            "rdma-krust kernel-initiator --connect 192.0.2.1:1 --scenario stale",
+            "rdma-krust raw-ping --connect 192.0.2.1:7 --pause-ms 1",
+        ] {
+            let e = Cli::try_parse_from(line.split(' ')).unwrap_err();
+            assert_eq!(e.exit_code(), i32::from(exit::USAGE), "{line}");
+        }
     }
 }

@@ -60,6 +60,21 @@ fn script_invocations_still_parse() {
         "cycles --count 5 --port 7968 --size 65537",
         // iWARP only
         "tcp-reset --ip 192.0.2.1 --port 7740 --count 300",
+        // The user's commands with the tests' options (scripts/tests/,
+        // kit/src/pair/tests/)
+        "--eintr-on-usr1 kernel-echo --listen 192.0.2.1:7500 --count 1 --timeout-ms 60000",
+        "--eintr-on-usr1 kernel-echo --listen 192.0.2.1:7501 --count 1 --timeout-ms 60000 --poll",
+        "kernel-ping --connect 192.0.2.1:7501 --hold-ms 30000 --sizes 8 --poll",
+        "kernel-ping --connect 198.51.100.1:7510 --hold-ms 60000 --sizes 8",
+        "kernel-echo --listen 192.0.2.1:7560 --count 1 --poll --sink --hold-ms 60000",
+        "kernel-ping --connect 192.0.2.1:7560 --one-way --no-verdict --sizes 2097152",
+        "kernel-initiator --connect 192.0.2.1:7570 --scenario rw --seed 12 --hold-ms 3000",
+        "stale-read --connect 192.0.2.1:7497 --key 0x1000:0x22",
+        "raw-ping --connect 203.0.113.19:7 --sizes 64 --hold-ms 60000",
+        "raw-ping --userspace --connect 198.51.100.22:7472 --sizes 1,1 --pause-ms 6000",
+        "kernel-ping --connect 192.0.2.2:7811 --sizes 64 --linger-ms 3000",
+        "kernel-ping --connect 192.0.2.1:7811 --hold-ms 60000 --sizes 1",
+        "--eintr-on-usr1 kernel-echo --listen 192.0.2.1:7812 --count 1",
     ];
     for l in lines {
         if let Err(e) = parse(l) {
@@ -70,7 +85,10 @@ fn script_invocations_still_parse() {
 
 /// The scripts' functions that pass their arguments on to the kit, and
 /// the subcommands they run with them.
-const HELPERS: [(&str, &[&str]); 1] = [("sig_case", &["block"])];
+const HELPERS: [(&str, &[&str]); 2] = [
+    ("sig_case", &["block"]),
+    ("interrupted_recv", &["kernel-echo", "kernel-ping"]),
+];
 
 /// Whether `word` (its quotes off) names the kit: `"$KIT"`, or a path to
 /// the binary.
@@ -128,6 +146,6 @@ fn scanners() {
     for f in ["--case", "--port", "--eintr-on-usr1", "--msg-timeout-ms"] {
         assert!(b.contains(f), "{f}: {b:?}");
     }
-    assert!(options(&cmd, "kernel-echo").is_none());
+    assert!(options(&cmd, "bench").is_none());
     assert!(parse("fuzz --no-such-flag").is_err());
 }

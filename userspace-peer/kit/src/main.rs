@@ -5,7 +5,10 @@
 //! stress, races and blocked waits, fault injection, a hostile peer, and
 //! the two-host suite (`pair` on guest A, `agent` on guest B). The user's
 //! commands are `rdma-krust`'s (the tests run them from there); what both
-//! share is the `krust` library. Its second binary, `krust-relay`, is the
+//! share is the `krust` library. The user's commands whose tests need
+//! options of their own (holds, lingers, a stale key...) are here too,
+//! with those options: `kernel-echo`, `kernel-ping`, `kernel-initiator`,
+//! `raw-ping`, and `stale-read`. Its second binary, `krust-relay`, is the
 //! lossy link between the two guests of the two-host suite.
 
 #[cfg(test)]
@@ -20,8 +23,11 @@ mod stress;
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
-use krust::opts::{DevArgs, GLOBAL};
-use krust::{abi, exit, upeer};
+use krust::cmds::{self, EchoTest, KernelEchoArgs, KernelInitiatorArgs, KernelPingArgs};
+use krust::cmds::{PingTest, RawPingArgs, RawPingTest};
+use krust::opts::DevArgs;
+use krust::scenario::{self, InitiatorTest};
+use krust::{abi, addr, exit, table};
 use std::process::ExitCode;
 
 /// The test kit of the rdma_krust kernel module.
@@ -33,12 +39,13 @@ use std::process::ExitCode;
     long_about = LONG_ABOUT
 )]
 pub struct Cli {
+    /// The module's options, given before the subcommand.
     #[command(flatten)]
     pub globals: DevArgs,
 
     /// Catch SIGUSR1 (doing nothing) instead of dying of it, so a blocked
     /// ioctl it interrupts returns and its EINTR is printed (for the tests).
-    #[arg(long, global = true, help_heading = GLOBAL)]
+    #[arg(long, global = true, help_heading = "Test options")]
     pub eintr_on_usr1: bool,
 
     #[command(subcommand)]
@@ -102,6 +109,50 @@ pub enum Cmd {
         #[arg(long)]
         ctl: std::path::PathBuf,
     },
+    /// `rdma-krust kernel-echo`, with the tests' options.
+    KernelEcho {
+        #[command(flatten)]
+        args: KernelEchoArgs,
+        #[command(flatten)]
+        test: EchoTest,
+    },
+    /// `rdma-krust kernel-ping`, with the tests' options.
+    KernelPing {
+        #[command(flatten)]
+        args: KernelPingArgs,
+        #[command(flatten)]
+        test: PingTest,
+    },
+    /// `rdma-krust kernel-initiator`, with the tests' options.
+    KernelInitiator {
+        #[command(flatten)]
+        args: KernelInitiatorArgs,
+        #[command(flatten)]
+        test: InitiatorTest,
+    },
+    /// `rdma-krust raw-ping`, with the tests' options.
+    RawPing {
+        #[command(flatten)]
+        args: RawPingArgs,
+        #[command(flatten)]
+        test: RawPingTest,
+    },
+    /// In-kernel initiator with a stale key: connect to a target, receive
+    /// its advert, and READ with the key of a window of an earlier
+    /// connection instead: the READ must be refused.
+    StaleRead {
+        /// The target.
+        #[arg(long, value_parser = addr::parse)]
+        connect: abi::Addr,
+        /// ADDR:RKEY of a window of an earlier connection (as an earlier
+        /// initiator printed it: `window addr=... rkey=...`).
+        #[arg(long, value_parser = scenario::parse_key)]
+        key: (u64, u32),
+        /// Milliseconds for each step of connecting (messages:
+        /// --msg-timeout-ms).
+        #[arg(long, default_value_t = 20_000)]
+        timeout_ms: u32,
+    },
 }
 
 /// Compares the module's view of the ABI (from `IOCTL_VERSION`) with ours.
@@ -127,7 +178,7 @@ fn abi_mismatches(v: &abi::Version) -> Vec<String> {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    upeer::set_timeout_ms(cli.globals.msg_timeout_ms);
+    cli.globals.module.msg.apply_to_upeer();
     let o = &cli.globals;
     match cli.cmd {
         Cmd::Abi => {
@@ -142,21 +193,37 @@ fn run(cli: Cli) -> Result<()> {
             println!("ABI version {}: {} commands agree", v.abi_version, v.n_cmds);
             Ok(())
         }
-        Cmd::Fuzz(a) => fuzz::run(&o.dev, a),
-        Cmd::Cycles(a) => stress::cycles(&o.dev, &a),
+        Cmd::Fuzz(a) => fuzz::run(o.dev(), a),
+        Cmd::Cycles(a) => stress::cycles(o.dev(), &a),
         Cmd::Stress(a) => stress::stress(o, &a),
-        Cmd::Block(a) => stress::block(&o.dev, &a, cli.eintr_on_usr1),
-        Cmd::Stall(a) => faults::stall(&o.dev, &a),
-        Cmd::FailSweep(a) => faults::fail_sweep(&o.dev, &a),
-        Cmd::RecvRace(a) => stress::recv_race(&o.dev, &a),
-        Cmd::CreditLivelock(a) => stress::credit_livelock(&o.dev, &a),
-        Cmd::IdleClose(a) => stress::idle_close(&o.dev, &a),
-        Cmd::OwnQpFails(a) => stress::own_qp_fails(&o.dev, &a),
-        Cmd::Hostile(a) => hostile::run(&o.dev, &a),
-        Cmd::ListenCloseRace(a) => race::run(&o.dev, &a),
+        Cmd::Block(a) => stress::block(o.dev(), &a, cli.eintr_on_usr1),
+        Cmd::Stall(a) => faults::stall(o.dev(), &a),
+        Cmd::FailSweep(a) => faults::fail_sweep(o.dev(), &a),
+        Cmd::RecvRace(a) => stress::recv_race(o.dev(), &a),
+        Cmd::CreditLivelock(a) => stress::credit_livelock(o.dev(), &a),
+        Cmd::IdleClose(a) => stress::idle_close(o.dev(), &a),
+        Cmd::OwnQpFails(a) => stress::own_qp_fails(o.dev(), &a),
+        Cmd::Hostile(a) => hostile::run(o.dev(), &a),
+        Cmd::ListenCloseRace(a) => race::run(o.dev(), &a),
         Cmd::TcpReset(a) => race::tcp_reset(&a),
         Cmd::Pair(a) => pair::run(&a),
         Cmd::Agent { ctl } => pair::agent(&ctl),
+        Cmd::KernelEcho { args, test } => cmds::kernel_echo(&o.open()?, &args, &test),
+        Cmd::KernelPing { args, test } => cmds::kernel_ping(&o.open()?, &args, &test),
+        Cmd::KernelInitiator { args, test } => cmds::kernel_initiator(&o.open()?, &args, &test),
+        Cmd::RawPing { args, test } => cmds::raw_ping(&args, &test, &|| o.open()),
+        Cmd::StaleRead {
+            connect,
+            key,
+            timeout_ms,
+        } => {
+            let dev = o.open()?;
+            println!(
+                "{}",
+                table::conn_line(&dev.connect(connect, 0, 0, timeout_ms, 0)?)
+            );
+            scenario::stale_read(&dev, key)
+        }
         Cmd::ErrnoCheck => {
             let dev = o.open()?;
             let failed = errno_check::check_all(&dev)?;
@@ -173,8 +240,11 @@ const LONG_ABOUT: &str = concat!(
     "The test kit of the rdma_krust kernel module.\n\n",
     "The commands only the tests run. Most open /dev/rdma_krust (root \
      only); pair and agent, the two-host suite, run rdma-krust's commands \
-     on two guests. Documentation/testing.rst has the tests; the user's \
-     commands are rdma-krust's.\n\n",
+     on two guests. kernel-echo, kernel-ping, kernel-initiator and raw-ping \
+     are rdma-krust's, with the tests' options (holds, lingers...). The \
+     module's options (--dev, the transport settings, the waits) come \
+     before the subcommand. Documentation/testing.rst has the tests; the \
+     user's commands are rdma-krust's.\n\n",
     exit::statuses!()
 );
 
@@ -220,6 +290,11 @@ mod tests {
                 "tcp-reset",
                 "pair",
                 "agent",
+                "kernel-echo",
+                "kernel-ping",
+                "kernel-initiator",
+                "raw-ping",
+                "stale-read",
             ]
         );
         let help = Cli::command().render_long_help().to_string();
@@ -228,23 +303,68 @@ mod tests {
     }
 
     #[test]
-    fn parses_globals_anywhere() {
+    fn parses_globals_before_the_subcommand() {
         let cli = Cli::try_parse_from([
             "rdma-krust-kit",
             "--msg-timeout-ms",
             "5000",
-            "abi",
             "--dev",
             "/tmp/x",
+            "abi",
             "--eintr-on-usr1",
         ])
         .unwrap();
         assert_eq!(cli.cmd, Cmd::Abi);
-        assert_eq!(cli.globals.dev, "/tmp/x");
-        assert_eq!(cli.globals.msg_timeout_ms, 5000);
+        assert_eq!(cli.globals.dev(), "/tmp/x");
+        assert_eq!(cli.globals.msg_timeout_ms(), 5000);
         assert!(cli.eintr_on_usr1);
-        let e = Cli::try_parse_from(["rdma-krust-kit", "kernel-echo"]).unwrap_err();
+        let e = Cli::try_parse_from(["rdma-krust-kit", "bench"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::InvalidSubcommand);
+    }
+
+    #[test]
+    fn parses_the_tests_options_of_the_users_commands() {
+        let p = |l: &str| {
+            Cli::try_parse_from(std::iter::once("rdma-krust-kit").chain(l.split(' ')))
+                .unwrap_or_else(|e| panic!("{l}: {e}"))
+                .cmd
+        };
+        match p("kernel-ping --connect 192.0.2.1:1 --hold-ms 5 --linger-ms 6 --sizes 8") {
+            Cmd::KernelPing { args, test } => {
+                assert_eq!(args.sizes, [8]);
+                assert_eq!(
+                    (test.hold_ms, test.linger_ms, test.no_verdict),
+                    (5, 6, false)
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        match p("kernel-echo --listen 192.0.2.1:1 --sink --hold-ms 7") {
+            Cmd::KernelEcho { args, test } => assert!(args.sink && test.hold_ms == 7),
+            c => panic!("{c:?}"),
+        }
+        match p("kernel-initiator --connect 192.0.2.1:1 --scenario rw --hold-ms 3") {
+            Cmd::KernelInitiator { test, .. } => assert_eq!(test.hold_ms, 3),
+            c => panic!("{c:?}"),
+        }
+        match p("raw-ping --connect 192.0.2.1:7 --pause-ms 4 --hold-ms 2") {
+            Cmd::RawPing { test, .. } => assert_eq!((test.hold_ms, test.pause_ms), (2, 4)),
+            c => panic!("{c:?}"),
+        }
+        match p("stale-read --connect 192.0.2.1:1 --key 0x1000:0x22") {
+            Cmd::StaleRead { key, .. } => assert_eq!(key, (0x1000, 0x22)),
+            c => panic!("{c:?}"),
+        }
+        // --no-verdict needs --one-way, as before.
+        let e = Cli::try_parse_from([
+            "rdma-krust-kit",
+            "kernel-ping",
+            "--connect",
+            "192.0.2.1:1",
+            "--no-verdict",
+        ])
+        .unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
     }
 
     #[test]

@@ -131,6 +131,18 @@ pub fn check_script_options(
                     };
                     let mut j = i + 1;
                     while let Some(g) = words.get(j).filter(|g| g.starts_with('-')) {
+                        // Before the subcommand, only the binary's own
+                        // options: a subcommand's is refused there.
+                        let own = cmd.get_arguments().any(|a| {
+                            a.get_long().is_some_and(|l| *g == format!("--{l}"))
+                                || a.get_short().is_some_and(|c| *g == format!("-{c}"))
+                        });
+                        if !own {
+                            return Err(format!(
+                                "{name}:{n}: {g} before the subcommand is not an option \
+                                 of the binary's own (give it after the subcommand): {line}"
+                            ));
+                        }
                         j += if takes_value(g) { 2 } else { 1 };
                     }
                     match words.get(j).map(|s| s.trim_end_matches(')')) {

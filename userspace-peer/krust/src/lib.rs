@@ -12,6 +12,8 @@
 //!   libibverbs through rdma-sys;
 //! - [`scenario`] and [`ctl`]: the scenarios both ends run and their
 //!   control messages, on a module connection or the userspace peer's;
+//! - [`cmds`] and [`rawping`]: the user's commands that the test kit runs
+//!   too, with its test options;
 //! - helpers: addresses ([`addr`]), exit statuses and hints ([`exit`]),
 //!   errno names ([`errno`]), data patterns ([`pattern`]), device tables
 //!   ([`table`]), benchmark figures and reports ([`bench`](mod@bench));
@@ -21,6 +23,7 @@
 pub use abi;
 pub mod addr;
 pub mod bench;
+pub mod cmds;
 pub mod cmdscan;
 pub mod ctl;
 pub mod errno;
@@ -28,6 +31,7 @@ pub mod exit;
 pub mod kdev;
 pub mod opts;
 pub mod pattern;
+pub mod rawping;
 pub mod scenario;
 pub mod table;
 pub mod upeer;

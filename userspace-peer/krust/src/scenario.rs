@@ -134,9 +134,6 @@ pub enum Scenario {
     /// Fetch-and-add 1, `adds` times, printing each value returned; for many
     /// initiators at once.
     Fadd,
-    /// READ with the key of a window of an earlier connection
-    /// (`--stale-key`) instead of the advertised one: refused.
-    Stale,
     /// READ the whole window `adds` times, checking the target's pattern
     /// each time: nothing but one-sided waits, for link faults.
     Reads,
@@ -157,10 +154,12 @@ pub struct InitiatorArgs {
     /// Fetch-and-adds in the atomic and fadd scenarios.
     #[arg(long, default_value_t = 10)]
     pub adds: u32,
-    /// The stale scenario: ADDR:RKEY of a window of an earlier connection
-    /// (as an earlier run printed it).
-    #[arg(long, value_parser = parse_key)]
-    pub stale_key: Option<(u64, u32)>,
+}
+
+/// The test kit's options of an initiator (`rdma-krust-kit
+/// kernel-initiator`): none of them is the user's.
+#[derive(clap::Args, Debug, Default, PartialEq, Eq, Clone, Copy)]
+pub struct InitiatorTest {
     /// Milliseconds to wait, connected and advertised to, before running:
     /// a bystander connection that lives through what other tests do.
     #[arg(long, default_value_t = 0)]
@@ -168,7 +167,7 @@ pub struct InitiatorArgs {
 }
 
 /// `0xADDR:0xRKEY` (hex, with or without 0x).
-fn parse_key(s: &str) -> Result<(u64, u32), String> {
+pub fn parse_key(s: &str) -> Result<(u64, u32), String> {
     let hex = |t: &str| u64::from_str_radix(t.trim_start_matches("0x"), 16);
     let (a, k) = s.split_once(':').ok_or("expected ADDR:RKEY")?;
     let a = hex(a).map_err(|e| format!("address: {e}"))?;
@@ -176,15 +175,35 @@ fn parse_key(s: &str) -> Result<(u64, u32), String> {
     Ok((a, u32::try_from(k).map_err(|_| "rkey: over 32 bits")?))
 }
 
-/// Runs `scenario` against the target at the other end of `ep`.
-pub fn initiator(ep: &dyn Endpoint, args: &InitiatorArgs) -> Result<()> {
-    let (scenario, seed, adds) = (args.scenario, args.seed, args.adds);
+/// Receives the target's advert and prints it.
+fn advert(ep: &dyn Endpoint) -> Result<Advert> {
     let mut b = [0u8; 16];
     let n = ep.recv_msg(&mut b)?;
     let w = Advert::decode(&b[..n]).context("bad advert")?;
     println!("window addr={:#x} rkey={:#x} len={}", w.addr, w.rkey, w.len);
     std::io::Write::flush(&mut std::io::stdout())?;
-    std::thread::sleep(std::time::Duration::from_millis(args.hold_ms));
+    Ok(w)
+}
+
+/// Receives the target's advert, then READs with `(addr, rkey)`, the key of
+/// a window of an earlier connection, instead of the advertised one: the
+/// READ must be refused (the test kit's `stale-read`).
+pub fn stale_read(ep: &dyn Endpoint, (addr, rkey): (u64, u32)) -> Result<()> {
+    advert(ep)?;
+    let mut buf = vec![0u8; 8];
+    let got = expect_failure(
+        ep.rdma(addr, rkey, &mut buf, false),
+        "READ with a stale key",
+    )?;
+    println!("read with a stale key refused: {got}");
+    Ok(())
+}
+
+/// Runs `scenario` against the target at the other end of `ep`.
+pub fn initiator(ep: &dyn Endpoint, args: &InitiatorArgs, test: &InitiatorTest) -> Result<()> {
+    let (scenario, seed, adds) = (args.scenario, args.seed, args.adds);
+    let w = advert(ep)?;
+    std::thread::sleep(std::time::Duration::from_millis(test.hold_ms));
     let len = w.len as usize;
     match scenario {
         Scenario::Rw => {
@@ -303,18 +322,6 @@ pub fn initiator(ep: &dyn Endpoint, args: &InitiatorArgs) -> Result<()> {
                     .context("FADD")?;
                 println!("fadd-old {old}");
             }
-        }
-        Scenario::Stale => {
-            let (addr, rkey) = args
-                .stale_key
-                .context("the stale scenario needs --stale-key")?;
-            let mut buf = vec![0u8; 8];
-            let got = expect_failure(
-                ep.rdma(addr, rkey, &mut buf, false),
-                "READ with a stale key",
-            )?;
-            println!("read with a stale key refused: {got}");
-            return Ok(());
         }
         Scenario::Revoke => {
             request(ep, ctl::REVOKE, 0)?;

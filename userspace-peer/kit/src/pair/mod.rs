@@ -75,6 +75,8 @@ pub struct Ctx {
     /// The user's tool, `rdma-krust`, next to this kit: the same path on
     /// both guests (the host's root, shared).
     tool: String,
+    /// This kit, `rdma-krust-kit`: the same path on both guests.
+    kit: String,
     me: Ipv4Addr,
     peer: Ipv4Addr,
     ctl: PathBuf,
@@ -101,6 +103,12 @@ impl Ctx {
     /// `rdma-krust ARGS` as a command line.
     fn tool(&self, args: &str) -> String {
         format!("{} {args}", self.tool)
+    }
+
+    /// `rdma-krust-kit ARGS` as a command line: the user's commands with
+    /// the tests' options (`--hold-ms`, `--linger-ms`...).
+    fn kit(&self, args: &str) -> String {
+        format!("{} {args}", self.kit)
     }
 
     /// A fresh port for the next listener.
@@ -163,17 +171,16 @@ pub fn run(a: &PairArgs) -> Result<()> {
         v
     };
     std::fs::create_dir_all(&a.work)?;
-    let tool = std::env::current_exe()
-        .context("the kit's own path")?
-        .with_file_name(TOOL)
-        .display()
-        .to_string();
+    let kit = std::env::current_exe().context("the kit's own path")?;
+    let tool = kit.with_file_name(TOOL).display().to_string();
+    let kit = kit.display().to_string();
     let mut ctx = Ctx {
         remote: Host::Remote(a.ctl.clone()),
         local: Host::Local(a.work.clone()),
         rseq: 0,
         lseq: 0,
         tool,
+        kit,
         me: a.me,
         peer: a.peer,
         ctl: a.ctl.clone(),

@@ -26,12 +26,12 @@ pub(super) fn lost_dreq_is_resent(c: &mut Ctx) -> Result<()> {
     let mut b = c.on_b(
         "echo",
         &c.tool(&format!(
-            "--msg-timeout-ms 30000 kernel-echo --count 2 --listen {}:{port}",
+            "kernel-echo --msg-timeout-ms 30000 --count 2 --listen {}:{port}",
             c.peer
         )),
     )?;
     b.wait_for("listening", UP)?;
-    let ping = c.tool(&format!(
+    let ping = c.kit(&format!(
         "kernel-ping --connect {}:{port} --sizes 64 --linger-ms 3000",
         c.peer
     ));
@@ -78,7 +78,7 @@ pub(super) fn silent_peer_waits_end(c: &mut Ctx) -> Result<()> {
     a.wait_for("listening", UP)?;
     let b = c.on_b(
         "silent",
-        &c.tool(&format!(
+        &c.kit(&format!(
             "kernel-ping --connect {}:{port} --hold-ms 60000 --sizes 1",
             c.me
         )),
@@ -97,7 +97,7 @@ pub(super) fn silent_peer_waits_end(c: &mut Ctx) -> Result<()> {
     let port = c.port();
     let mut a = c.on_a(
         "echo",
-        &c.tool(&format!(
+        &c.kit(&format!(
             "--eintr-on-usr1 kernel-echo --listen {}:{port} --count 1",
             c.me
         )),
@@ -105,7 +105,7 @@ pub(super) fn silent_peer_waits_end(c: &mut Ctx) -> Result<()> {
     a.wait_for("listening", UP)?;
     let b = c.on_b(
         "silent",
-        &c.tool(&format!(
+        &c.kit(&format!(
             "kernel-ping --connect {}:{port} --hold-ms 60000 --sizes 1",
             c.me
         )),

@@ -19,14 +19,14 @@ pub(super) fn lossy_link_delivers(c: &mut Ctx) -> Result<()> {
     let echo_m = echo(
         c,
         "kernel echo",
-        &format!("{w} kernel-echo"),
-        &format!("{w} kernel-ping --seed 3"),
+        &format!("kernel-echo {w}"),
+        &format!("kernel-ping --seed 3 {w}"),
     )?;
     let echo_u = echo(
         c,
         "userspace echo",
-        &format!("{w} serve --mode echo"),
-        &format!("{w} ping --seed 6"),
+        &format!("serve --mode echo {w}"),
+        &format!("ping --seed 6 {w}"),
     )?;
     let st = stream(c, false)?;
     let (i, _) = target(
@@ -105,8 +105,8 @@ pub(super) fn lossy_ack_timeout_table(c: &mut Ctx) -> Result<()> {
     let u = echo(
         c,
         "userspace echo",
-        &format!("{w} serve --mode echo"),
-        &format!("{w} ping --seed 6"),
+        &format!("serve --mode echo {w}"),
+        &format!("ping --seed 6 {w}"),
     )?;
     println!("  echo of {SIZES} bytes under {LOSSY}; userspace (librdmacm defaults): {u:.2} s");
     for ack in [10u8, 12, 13, 14, 16, 18] {
@@ -116,8 +116,8 @@ pub(super) fn lossy_ack_timeout_table(c: &mut Ctx) -> Result<()> {
         let r = echo(
             c,
             "kernel echo",
-            &format!("--ack-timeout {ack} {w} kernel-echo"),
-            &format!("--ack-timeout {ack} {w} kernel-ping --seed 3"),
+            &format!("kernel-echo --ack-timeout {ack} {w}"),
+            &format!("kernel-ping --seed 3 --ack-timeout {ack} {w}"),
         );
         let ms = 4.096e-3 * f64::from(1u32 << ack);
         match r {

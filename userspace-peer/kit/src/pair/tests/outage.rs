@@ -28,7 +28,7 @@ pub(super) fn reads_from_b(c: &mut Ctx, transport: &str, reads: u32) -> Result<(
     let mut tj = c.on_b("target", &t)?;
     tj.wait_for("listening", UP)?;
     let i = c.tool(&format!(
-        "{transport} kernel-initiator --connect {}:{port} --scenario reads --adds {reads} --seed 7",
+        "kernel-initiator --connect {}:{port} --scenario reads --adds {reads} --seed 7 {transport}",
         c.peer
     ));
     let mut ij = c.on_a("initiator", &i)?;

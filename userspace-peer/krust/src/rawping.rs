@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `rdma-krust raw-ping`: raw messages to an echo server, each echo checked.
+//! `rdma-krust raw-ping` (and the test kit's, [`crate::cmds`]): raw
+//! messages to an echo server, each echo checked.
 //!
 //! The server is the kernel::rdma echo sample of the series
 //! (`samples/rust/rust_rdma_echo.rs`), or anything that SENDs every
@@ -8,11 +9,11 @@
 //! module (a `CONN_RAW` connection) or, with `--userspace`, librdmacm.
 //! Messages go one at a time, so the server's receives always suffice.
 
+use crate::abi;
+use crate::kdev::KrustDev;
+use crate::pattern;
+use crate::upeer::UPeer;
 use anyhow::{bail, Context, Result};
-use krust::abi;
-use krust::kdev::KrustDev;
-use krust::pattern;
-use krust::upeer::UPeer;
 use std::time::Duration;
 
 /// How the run goes: the messages, and what happens after their echoes.
