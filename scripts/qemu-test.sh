@@ -160,6 +160,9 @@ append+=" KRUST_FLAVOR=${KRUST_FLAVOR:-main}"
 # dereference, caught by CONFIG_RUST_DEBUG_ASSERTIONS), outside the series.
 [ "${KRUST_FLAVOR:-main}" = debug ] &&
 	append+=" kunit.filter_glob=rust_doctests_kernel.rust_doctest_kernel_rdma_*"
+# The kernel's build directory: the samples built as modules are there
+# (test kernel_rdma_client_sample).
+append+=" KRUST_KDIR=$KDIR"
 append+=" KRUST_MODE=$mode KRUST_TESTS=$(IFS=,; echo "${tests[*]:-}")"
 # A reproducer that oopses the unpatched kernel would otherwise leave it
 # oopsing until the timeout: panic, and so end the guest (panic=-1). Its
