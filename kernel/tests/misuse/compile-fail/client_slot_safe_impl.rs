@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // expect: error[E0200]
 //
-// Row 1: a client type names its slot only through an unsafe impl (or
+// A client type names its slot only through an unsafe impl (or
 // kernel::rdma_client_slot!, which declares a slot of its own): a safe
 // impl could return another type's slot, which the trampolines trust.
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // expect: error[E0596]
 //
-// Row 5: connecting takes &mut CmId: an id shared in an Arc cannot be
+// Connecting takes &mut CmId: an id shared in an Arc cannot be
 // connected from two threads at once.
 
 use kernel::prelude::*;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // expect: error[E0596]
 //
-// Row 5: listening binds the id: through a shared reference it does not
+// Listening binds the id: through a shared reference it does not
 // compile.
 
 use kernel::prelude::*;

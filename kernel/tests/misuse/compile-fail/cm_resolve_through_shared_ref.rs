@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // expect: error[E0596]
 //
-// Row 5: rdma_cm does not serialize resolution on one id: resolving
+// The RDMA/CM does not serialize resolution on one id: resolving
 // takes &mut CmId, so two threads sharing the id cannot both resolve.
 
 use kernel::prelude::*;

@@ -234,7 +234,7 @@ impl Misuse {
         let dev = id.device().ok_or(ENODEV)?;
         let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
         let need = Self::CAPS.cq_entries()?;
-        // Row 10: a CQ one entry short of the QP's needs is refused.
+        // A CQ one entry short of the QP's needs is refused.
         let small = Arc::new(
             Cq::new(&dev, need - 1, None, PollContext::Direct, OWNER)?,
             GFP_KERNEL,
@@ -382,7 +382,7 @@ impl Misuse {
         })();
         this.check("peer_message_received", r);
 
-        // Row 11: one call of `sges`, one entry: posted, not refused by the
+        // One call of `sges`, one entry: posted, not refused by the
         // provider for the four entries a second call would list.
         let r = (|| {
             let bufs = [
@@ -399,7 +399,7 @@ impl Misuse {
         })();
         this.check("sges_listed_once", r);
 
-        // Row 12: buffers mapped the wrong way for the request.
+        // Buffers mapped the wrong way for the request.
         let r = (|| {
             Self::refused(this, &dev, 64, Direction::ToDevice, None)?;
             Self::refused(this, &dev, 64, Direction::FromDevice, Some(SendOp::Send))?;
@@ -408,7 +408,7 @@ impl Misuse {
         })();
         this.check("wrong_direction_refused", r);
 
-        // Row 3: a region of another PD, on the same device.
+        // A region of another PD, on the same device.
         let r = (|| {
             let region = Self::foreign_region_refused(this, &dev)?;
             expect_err(
@@ -424,7 +424,7 @@ impl Misuse {
         })();
         this.check("foreign_pd_region_refused", r);
 
-        // Row 2: a buffer and a region of another device.
+        // A buffer and a region of another device.
         let other = this
             .devices
             .list
@@ -448,7 +448,7 @@ impl Misuse {
             }
         }
 
-        // Row 16: registering a region again after invalidating it moves
+        // Registering a region again after invalidating it moves
         // its key on.
         let r = (|| {
             let pd = this.with_qp(|qp| Ok(qp.pd().clone()))?;
@@ -482,7 +482,7 @@ impl Misuse {
         })();
         this.check("reregistration_moves_rkey", r);
 
-        // Row 4: a handler drops the last owner of the QP while later
+        // A handler drops the last owner of the QP while later
         // completions of the same polled batch still name it; their
         // `fail_qp` must find it gone.
         let r = (|| {
@@ -589,7 +589,7 @@ impl CmHandler for Misuse {
                     return; // one connection at a time: not adopted, rejected
                 }
                 if this.requests.fetch_add(1, Ordering::AcqRel) == 0 {
-                    // Row 9: the child, adopted, dropped in its own request
+                    // The child, adopted, dropped in its own request
                     // handler, where `rdma_destroy_id()` would wait for the
                     // handler itself. It is destroyed (and the request
                     // rejected) when the handler returns.
