@@ -44,7 +44,7 @@ test_main() {
 		fail "raw-ping after the others: $out"
 	# A device deleted under an open connection of the sample's: the
 	# sample gives the id back from its DEVICE_REMOVAL event (its QP and
-	# its share of the pool's CQ go first), and the deletion completes.
+	# its PD and CQ, which its QP owns, go first), and the deletion completes.
 	veth_dev ${PROV}19 19 203.0.113.19
 	"$KIT" raw-ping --connect 203.0.113.19:7 --sizes 64 --hold-ms 60000 >"$T/echo.hold" 2>&1 &
 	local holder=$!
