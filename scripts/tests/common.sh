@@ -173,8 +173,9 @@ retry_stress() {
 	local ack=$1 secs=$2 port=$3 out rc retries0 dups0 retries dups
 	retries0=$(rxe_counter completer_retry_err)
 	dups0=$(rxe_counter duplicate_request)
-	out=$(timeout 180 "$KIT" stress --fds 2 --polled 1 --threads 4 --seconds "$secs" \
-		--port "$port" --max-msg 300000 --ack-timeout "$ack" 2>&1) && rc=0 || rc=$?
+	# The kit takes the module's options before its subcommand.
+	out=$(timeout 180 "$KIT" --ack-timeout "$ack" stress --fds 2 --polled 1 --threads 4 \
+		--seconds "$secs" --port "$port" --max-msg 300000 2>&1) && rc=0 || rc=$?
 	echo "$out" | sed "s/^/  /"
 	retries=$(($(rxe_counter completer_retry_err) - retries0))
 	dups=$(($(rxe_counter duplicate_request) - dups0))

@@ -58,11 +58,13 @@ pub fn joined_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The options (`--long` and `-s` forms, aliases too) `sub` takes,
-/// including the global ones.
+/// including the binary's global ones (a binary's option that is not
+/// global is refused after the subcommand).
 pub fn options(cmd: &clap::Command, sub: &str) -> Option<BTreeSet<String>> {
     let s = cmd.find_subcommand(sub)?;
     let mut out = BTreeSet::new();
-    for a in cmd.get_arguments().chain(s.get_arguments()) {
+    let global = cmd.get_arguments().filter(|a| a.is_global_set());
+    for a in global.chain(s.get_arguments()) {
         for l in a
             .get_long()
             .into_iter()
@@ -147,7 +149,7 @@ pub fn check_script_options(
                     }
                     match words.get(j).map(|s| s.trim_end_matches(')')) {
                         Some(s) if s.chars().all(|c| c.is_ascii_lowercase() || c == '-') => {
-                            (vec![s], i + 1)
+                            (vec![s], j + 1)
                         }
                         // "$sender", `]`, the end of a message: not a
                         // literal subcommand.
