@@ -100,8 +100,8 @@ pub(super) fn transport_settings_negotiated(c: &mut Ctx) -> Result<()> {
     let (a, b, _) = across(
         c,
         "transport",
-        "--ack-timeout 16 --rnr-retry 5 --min-rnr-timer 14 kernel-echo --count 1",
-        "--ack-timeout 15 --retry-count 3 kernel-ping --sizes 4097",
+        "kernel-echo --count 1 --ack-timeout 16 --rnr-retry 5 --min-rnr-timer 14",
+        "kernel-ping --sizes 4097 --ack-timeout 15 --retry-count 3",
     )?;
     let want_a = "ack_timeout=15 retry=3 rnr_retry=5 min_rnr_timer=12";
     // A asked nothing of B's RNR retries: a message connection's 3.
