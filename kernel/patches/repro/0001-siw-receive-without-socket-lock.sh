@@ -18,8 +18,8 @@
 # segment: the kernel warns in __tcp_read_sock(), siw parses the stream
 # at a wrong offset ("received rdmap version unsupported"), frees an skb
 # twice, or hangs. The window is short: a round hits only now and then,
-# so up to 60 rounds run (7 minutes), stopping at the first report. With the fix the
-# work takes the socket lock and nothing is reported.
+# so up to 60 rounds run (7 minutes), stopping at the first report. With
+# the fix the work takes the socket lock and nothing is reported.
 #
 #   0001-siw-receive-without-socket-lock.sh ADDR [PORT]
 #
