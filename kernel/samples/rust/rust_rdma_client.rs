@@ -111,33 +111,14 @@ fn holds(region: &Region, seed: u8) -> Result<bool> {
     Ok(true)
 }
 
-fn echo_caps() -> QpCaps {
+/// A queue pair's sizes: one receive, one SGE a request, `send_wr` sends.
+/// The echo connection sends one message at a time, the loopback pair's
+/// active end has the two registrations at most in flight (then one WRITE
+/// or READ at a time), and its passive end posts nothing: its peer's WRITEs
+/// and READs are served by the device.
+fn caps(send_wr: u32) -> QpCaps {
     QpCaps {
-        send_wr: 1,
-        recv_wr: 1,
-        send_sge: 1,
-        recv_sge: 1,
-        max_inline: 0,
-    }
-}
-
-/// The loopback pair's active end: the two registrations at most in
-/// flight, then one WRITE or READ at a time.
-fn active_caps() -> QpCaps {
-    QpCaps {
-        send_wr: 2,
-        recv_wr: 1,
-        send_sge: 1,
-        recv_sge: 1,
-        max_inline: 0,
-    }
-}
-
-/// The passive end posts nothing: its peer's WRITEs and READs are served
-/// by the device.
-fn passive_caps() -> QpCaps {
-    QpCaps {
-        send_wr: 1,
+        send_wr,
         recv_wr: 1,
         send_sge: 1,
         recv_sge: 1,
@@ -262,13 +243,13 @@ impl Client {
         match s.which(id) {
             Some(Which::Echo) => {
                 let echo = s.echo.as_mut().ok_or(ENOENT)?;
-                echo.create_qp(echo_caps(), PollContext::Workqueue, OWNER)?;
+                echo.create_qp(caps(1), PollContext::Workqueue, OWNER)?;
                 echo.connect(&param)
             }
             Some(Which::Active) => {
                 let dev = s.active.as_ref().and_then(CmId::device).ok_or(ENODEV)?;
                 let pd = Arc::new(Pd::new(&dev, OWNER)?, GFP_KERNEL)?;
-                let entries = active_caps().cq_entries()? + passive_caps().cq_entries()?;
+                let entries = caps(2).cq_entries()? + caps(1).cq_entries()?;
                 let cq = Cq::new(&dev, entries, None, PollContext::Workqueue, OWNER)?;
                 let cq = Arc::new(cq, GFP_KERNEL)?;
                 s.target = Some(Region::new(&pd, LEN, 0)?);
@@ -276,7 +257,7 @@ impl Client {
                 s.pd = Some(pd.clone());
                 s.cq = Some(cq.clone());
                 let active = s.active.as_mut().ok_or(ENOENT)?;
-                active.create_qp_on(&pd, &cq, active_caps())?;
+                active.create_qp_on(&pd, &cq, caps(2))?;
                 // One READ at a time in flight, each way.
                 active.connect(&ConnParam {
                     initiator_depth: 1,
@@ -301,7 +282,7 @@ impl Client {
         // Dropped on an error, outside the lock: draining its QP waits for
         // the CQ, whose completions take the lock. The request is rejected.
         let mut child = req.adopt()?;
-        child.create_qp_on(&pd, &cq, passive_caps())?;
+        child.create_qp_on(&pd, &cq, caps(1))?;
         req.accept(&ConnParam {
             // As the peer asked: it READs, this side serves.
             responder_resources: event.responder_resources,
