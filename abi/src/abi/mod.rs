@@ -164,32 +164,44 @@ from_header! {
 
     /// Largest message of [`IOCTL_SEND`] / [`IOCTL_RECV`].
     MAX_MSG_SIZE: u64 = RDMA_KRUST_MAX_MSG_SIZE;
-    /// Receives a side keeps posted by default, and the most it may.
+    /// Receives a side keeps posted: the most, and a raw connection's
+    /// default.
     RECV_DEPTH: u32 = RDMA_KRUST_RECV_DEPTH;
-    /// The least receive depth: one of 2 receives carries a one-fragment
-    /// message, since a message needs a credit more than its fragments.
+    /// A message connection's default receive depth.
+    MSG_RECV_DEPTH: u32 = RDMA_KRUST_MSG_RECV_DEPTH;
+    /// The least receive depth: a message needs a credit more than its one
+    /// receive.
     MIN_RECV_DEPTH: u32 = RDMA_KRUST_MIN_RECV_DEPTH;
-    /// Size of each posted receive buffer.
+    /// Size of each receive buffer of a raw connection.
     RECV_BUF_SIZE: u32 = RDMA_KRUST_RECV_BUF_SIZE;
-    /// Size of the header in front of every message fragment.
+    /// Size of each receive buffer of a message connection.
+    MSG_RECV_BUF_SIZE: u32 = RDMA_KRUST_MSG_RECV_BUF_SIZE;
+    /// Size of the header in front of every message.
     WIRE_HDR_SIZE: u32 = RDMA_KRUST_WIRE_HDR_SIZE;
-    /// Payload bytes of a full fragment.
-    WIRE_FRAG: u32 = RDMA_KRUST_WIRE_FRAG;
-    /// Fragments of the largest message at the default depth.
-    MAX_MSG_FRAGS: u32 = RDMA_KRUST_MAX_MSG_FRAGS;
-    /// Reposted receives that make a side return credits in a credit-only
-    /// message, at the default depth (`Documentation/flow-control.rst`).
-    GRANT_BATCH: u32 = RDMA_KRUST_GRANT_BATCH;
+    /// Longest message sent inline; a longer one is announced and READ.
+    MAX_INLINE_MSG: u32 = RDMA_KRUST_MAX_INLINE_MSG;
+    /// Most segments an announce names.
+    READ_SEGS: u32 = RDMA_KRUST_READ_SEGS;
+    /// Largest segment of an announce.
+    READ_SEG_SIZE: u32 = RDMA_KRUST_READ_SEG_SIZE;
+    /// Size of one segment in an announce.
+    READ_SEG_WIRE_SIZE: u32 = RDMA_KRUST_READ_SEG_WIRE_SIZE;
     /// Size of the setup data a connect request or reply carries.
     SETUP_DATA_SIZE: usize = RDMA_KRUST_SETUP_DATA_SIZE;
-    /// Wire-header flag: first fragment of a message.
+    /// Setup flag: this side READs announced messages.
+    SETUP_READS: u8 = RDMA_KRUST_SETUP_READS;
+    /// Wire-header flag: first SEND of a message.
     WIRE_FIRST: u8 = RDMA_KRUST_WIRE_FIRST;
-    /// Wire-header flag: last fragment of a message.
+    /// Wire-header flag: last SEND of a message.
     WIRE_LAST: u8 = RDMA_KRUST_WIRE_LAST;
-    /// Wire-header flag: no payload, only credits.
+    /// Wire-header flag: no message, only credits (and DONE).
     WIRE_CREDIT: u8 = RDMA_KRUST_WIRE_CREDIT;
     /// Wire-header flag: the sender has fewer than 2 credits left.
     WIRE_LOW: u8 = RDMA_KRUST_WIRE_LOW;
+    /// Wire-header flag: an announce, whose payload names what to READ.
+    WIRE_READ: u8 = RDMA_KRUST_WIRE_READ;
+    /// Wire-header flag: the sender has READ the receiver's announce.
+    WIRE_DONE: u8 = RDMA_KRUST_WIRE_DONE;
     /// Every flag a header of [`WIRE_VERSION`] may carry.
     WIRE_FLAGS: u8 = RDMA_KRUST_WIRE_FLAGS;
     /// Version byte of the wire header and of the setup data.

@@ -2,86 +2,79 @@
 
 //! The message protocol on the wire (`Documentation/flow-control.rst`,
 //! `Documentation/wire-protocol.rst`): the header in front of every SEND,
-//! the setup data, and [`WireRx`], the checks every received SEND passes
-//! before anything in it is used. Its sizes and flags are the uapi
-//! header's; a child of `abi`, so compiled into the module and the tool
-//! alike; `core` only.
+//! the announce of a message the receiver READs, the setup data, and
+//! [`WireRx`], the checks every received SEND passes before anything in it
+//! is used. Its sizes and flags are the uapi header's; a child of `abi`,
+//! so compiled into the module and the tool alike; `core` only.
 
 use super::{
-    GRANT_BATCH, MAX_MSG_FRAGS, MAX_MSG_SIZE, MIN_RECV_DEPTH, RECV_BUF_SIZE, RECV_DEPTH,
-    SETUP_DATA_SIZE, WIRE_CREDIT, WIRE_FIRST, WIRE_FLAGS, WIRE_FRAG, WIRE_HDR_SIZE, WIRE_LAST,
-    WIRE_LOW, WIRE_VERSION,
+    MAX_INLINE_MSG, MAX_MSG_SIZE, MIN_RECV_DEPTH, MSG_RECV_BUF_SIZE, MSG_RECV_DEPTH, READ_SEGS,
+    READ_SEG_SIZE, READ_SEG_WIRE_SIZE, RECV_DEPTH, SETUP_DATA_SIZE, SETUP_READS, WIRE_CREDIT,
+    WIRE_DONE, WIRE_FIRST, WIRE_FLAGS, WIRE_HDR_SIZE, WIRE_LAST, WIRE_LOW, WIRE_READ,
+    WIRE_VERSION,
 };
 
 // The header states the protocol's derived sizes as numbers; they must be
-// what the rules make of the others (`Documentation/flow-control.rst`): a
-// fragment fills a receive after its header, the largest message is whole
-// fragments, and a sender blocked on it leaves at least GRANT_BATCH
-// receives to grant back.
-const _: () = assert!(WIRE_FRAG == RECV_BUF_SIZE - WIRE_HDR_SIZE);
-const _: () = assert!(MAX_MSG_FRAGS == (MAX_MSG_SIZE as u32).div_ceil(WIRE_FRAG));
-const _: () = assert!(GRANT_BATCH == RECV_DEPTH - MAX_MSG_FRAGS);
-const _: () = assert!(WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW);
+// what the rules make of the others (`Documentation/flow-control.rst`): an
+// inline message fills a receive after its header, an announce's segments
+// fit inline and cover the largest message, and the default depth is one
+// a side may choose.
+const _: () = assert!(MAX_INLINE_MSG == MSG_RECV_BUF_SIZE - WIRE_HDR_SIZE);
+const _: () = assert!(READ_SEGS * READ_SEG_WIRE_SIZE <= MAX_INLINE_MSG);
+const _: () = assert!(READ_SEGS as u64 * READ_SEG_SIZE as u64 == MAX_MSG_SIZE);
+const _: () = assert!(
+    WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW | WIRE_READ | WIRE_DONE
+);
 const _: () = assert!(MIN_RECV_DEPTH >= 2);
-const _: () = assert!(MAX_MSG_FRAGS < RECV_DEPTH && GRANT_BATCH >= 1);
+const _: () = assert!(MIN_RECV_DEPTH <= MSG_RECV_DEPTH && MSG_RECV_DEPTH <= RECV_DEPTH);
 
-/// Fragments of the largest message a receiver of `depth` receives takes:
-/// a sender holds a credit more than the message's fragments, so at most
-/// `depth - 1`. [`MAX_MSG_FRAGS`] at the default depth.
-pub const fn max_msg_frags(depth: u32) -> u32 {
-    let most = depth.saturating_sub(1);
-    if most < MAX_MSG_FRAGS {
-        most
-    } else {
-        MAX_MSG_FRAGS
-    }
-}
-
-/// The largest message a receiver of `depth` receives takes: every
-/// fragment of a message is in its receives at once (IOCTL_RECV delivers
-/// whole messages), so a smaller depth lowers it. [`MAX_MSG_SIZE`] at the
-/// default depth.
-pub const fn max_msg_size(depth: u32) -> u64 {
-    let fits = max_msg_frags(depth) as u64 * WIRE_FRAG as u64;
-    if fits < MAX_MSG_SIZE {
-        fits
-    } else {
-        MAX_MSG_SIZE
-    }
-}
-
-/// [`GRANT_BATCH`] of a receiver of `depth` receives.
+/// Reposted receives that make a receiver of `depth` receives return
+/// credits in a credit-only message even though its peer has not said it
+/// is low: half of them. A peer that runs low says so, and gets every
+/// credit there is at once (`Documentation/flow-control.rst`).
 pub const fn grant_batch(depth: u32) -> u32 {
-    depth - max_msg_frags(depth)
+    if depth < 2 {
+        1
+    } else {
+        depth / 2
+    }
 }
-
-const _: () =
-    assert!(max_msg_size(RECV_DEPTH) == MAX_MSG_SIZE && grant_batch(RECV_DEPTH) == GRANT_BATCH);
 
 /// What a side of the message protocol tells its peer while connecting, in
-/// the private data of its connect request or its reply: its receive depth.
-/// 8 bytes, big-endian: `{u8 'R', u8 'K', u8 version, u8 zero, be32
-/// recv_depth}`. See `Documentation/wire-protocol.rst`.
+/// the private data of its connect request or its reply: its receive depth
+/// and whether it READs announced messages. 8 bytes, big-endian: `{u8 'R',
+/// u8 'K', u8 version, u8 flags, be32 recv_depth}`. See
+/// `Documentation/wire-protocol.rst`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetupData {
     /// Receives the sender keeps posted, [`MIN_RECV_DEPTH`] to
     /// [`RECV_DEPTH`]: the credits its peer starts with.
     pub recv_depth: u32,
+    /// The sender READs announced messages ([`SETUP_READS`]): its peer may
+    /// send it messages longer than [`MAX_INLINE_MSG`].
+    pub reads: bool,
 }
 
 impl SetupData {
+    /// What a peer that sends no setup data (rping, perftest) is taken to
+    /// have: [`RECV_DEPTH`] receives, no READs.
+    pub const FOREIGN: Self = Self {
+        recv_depth: RECV_DEPTH,
+        reads: false,
+    };
+
     /// The 8 wire bytes.
     pub const fn encode(&self) -> [u8; SETUP_DATA_SIZE] {
         let d = self.recv_depth.to_be_bytes();
-        [b'R', b'K', WIRE_VERSION, 0, d[0], d[1], d[2], d[3]]
+        let flags = if self.reads { SETUP_READS } else { 0 };
+        [b'R', b'K', WIRE_VERSION, flags, d[0], d[1], d[2], d[3]]
     }
 
     /// Reads the peer's setup data from the private data `b` it connected
     /// or accepted with (IB and RoCE pad it with zeros). `Ok(None)` if it
-    /// does not start with `RK`: a peer that does not send it (rping,
-    /// perftest), which posts [`RECV_DEPTH`] receives. `Err` if it does but
-    /// is short, of another version, has its reserved byte set, or a depth
-    /// out of range: that costs the connection.
+    /// does not start with `RK`: a peer that does not send it. `Err` if it
+    /// does but is short, of another version, has an unknown flag, or a
+    /// depth out of range: that costs the connection.
     pub fn decode(b: &[u8]) -> Result<Option<Self>, WireFault> {
         if b.get(..2) != Some(b"RK".as_slice()) {
             return Ok(None);
@@ -91,24 +84,29 @@ impl SetupData {
             .and_then(|b| b.try_into().ok())
             .ok_or(WireFault::Setup)?;
         let recv_depth = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-        if b[2] != WIRE_VERSION || b[3] != 0 || !(MIN_RECV_DEPTH..=RECV_DEPTH).contains(&recv_depth)
+        if b[2] != WIRE_VERSION
+            || b[3] & !SETUP_READS != 0
+            || !(MIN_RECV_DEPTH..=RECV_DEPTH).contains(&recv_depth)
         {
             return Err(WireFault::Setup);
         }
-        Ok(Some(Self { recv_depth }))
+        Ok(Some(Self {
+            recv_depth,
+            reads: b[3] & SETUP_READS != 0,
+        }))
     }
 
-    /// The peer's receive depth from the private data `b` it connected or
-    /// accepted with: its setup data's, or [`RECV_DEPTH`] if it sent none
+    /// The peer's setup data from the private data `b` it connected or
+    /// accepted with, or [`Self::FOREIGN`] if it sent none
     /// ([`Self::decode`]).
-    pub fn peer_depth(b: &[u8]) -> Result<u32, WireFault> {
-        Ok(Self::decode(b)?.map_or(RECV_DEPTH, |s| s.recv_depth))
+    pub fn of_peer(b: &[u8]) -> Result<Self, WireFault> {
+        Ok(Self::decode(b)?.unwrap_or(Self::FOREIGN))
     }
 }
 
 /// The header in front of every SEND of the message protocol, 16 bytes,
 /// big-endian: `{u8 version, u8 flags, u16 zero, be32 grant, be32 msg_len,
-/// be32 offset}`. See `Documentation/flow-control.rst`.
+/// be32 offset}`. See `Documentation/wire-protocol.rst`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WireHdr {
     /// `WIRE_*` flags.
@@ -116,31 +114,46 @@ pub struct WireHdr {
     /// Receives the sender reposted since its previous message: credits
     /// returned to the receiver of this header.
     pub grant: u32,
-    /// Length of the whole message.
+    /// Length of the message.
     pub msg_len: u32,
-    /// Offset of this fragment's payload in the message.
+    /// Zero: a message is one SEND (the field stays for a later version).
     pub offset: u32,
 }
 
 impl WireHdr {
-    /// The header of fragment `i` of a message of `msg_len` bytes, as
-    /// every sender cuts it: payloads of [`WIRE_FRAG`] bytes but the last,
-    /// FIRST on fragment 0, LAST on the last one (a message has
-    /// `msg_len.div_ceil(WIRE_FRAG).max(1)`), LOW if `low`.
-    pub fn fragment(msg_len: u32, i: u32, grant: u32, low: bool) -> Self {
-        let frags = msg_len.div_ceil(WIRE_FRAG).max(1);
-        let mut flags = if low { WIRE_LOW } else { 0 };
-        if i == 0 {
-            flags |= WIRE_FIRST;
+    /// The header of a message of `msg_len` bytes, as every sender sends
+    /// it: inline up to [`MAX_INLINE_MSG`], an announce (READ) above; LOW
+    /// if `low`.
+    pub fn message(msg_len: u32, grant: u32, low: bool) -> Self {
+        let mut flags = WIRE_FIRST | WIRE_LAST;
+        if msg_len > MAX_INLINE_MSG {
+            flags |= WIRE_READ;
         }
-        if i + 1 == frags {
-            flags |= WIRE_LAST;
+        if low {
+            flags |= WIRE_LOW;
         }
         Self {
             flags,
             grant,
             msg_len,
-            offset: i.saturating_mul(WIRE_FRAG),
+            offset: 0,
+        }
+    }
+
+    /// A credit-only header: `grant` credits, LOW if `low`, DONE if `done`.
+    pub fn credit(grant: u32, low: bool, done: bool) -> Self {
+        let mut flags = WIRE_CREDIT;
+        if low {
+            flags |= WIRE_LOW;
+        }
+        if done {
+            flags |= WIRE_DONE;
+        }
+        Self {
+            flags,
+            grant,
+            msg_len: 0,
+            offset: 0,
         }
     }
 
@@ -185,6 +198,77 @@ impl WireHdr {
     }
 }
 
+/// One segment of an announce: `len` bytes of the sender's memory at
+/// `addr` under `rkey`, for the receiver to READ. 16 bytes, big-endian:
+/// `{be64 addr, be32 rkey, be32 len}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadSeg {
+    /// Address of the segment in the sender's memory region.
+    pub addr: u64,
+    /// The key the sender registered the segment under.
+    pub rkey: u32,
+    /// Its length, 1 to [`READ_SEG_SIZE`].
+    pub len: u32,
+}
+
+impl ReadSeg {
+    /// The 16 wire bytes.
+    pub fn encode(&self) -> [u8; READ_SEG_WIRE_SIZE as usize] {
+        let mut b = [0u8; READ_SEG_WIRE_SIZE as usize];
+        b[..8].copy_from_slice(&self.addr.to_be_bytes());
+        b[8..12].copy_from_slice(&self.rkey.to_be_bytes());
+        b[12..].copy_from_slice(&self.len.to_be_bytes());
+        b
+    }
+
+    /// The segment in the 16 bytes `b`.
+    fn decode(b: &[u8; READ_SEG_WIRE_SIZE as usize]) -> Self {
+        Self {
+            addr: u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+            rkey: u32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+            len: u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+        }
+    }
+
+    /// The lengths a sender cuts a message of `msg_len` bytes into:
+    /// [`READ_SEG_SIZE`] each but the last.
+    pub fn lens(msg_len: u32) -> impl Iterator<Item = u32> {
+        let n = msg_len.div_ceil(READ_SEG_SIZE);
+        (0..n).map(move |i| (msg_len - i * READ_SEG_SIZE).min(READ_SEG_SIZE))
+    }
+
+    /// The segments of an announce's payload `b`, which [`WireRx::check`]
+    /// has accepted; nothing for bytes it would refuse.
+    pub fn parse(b: &[u8]) -> impl Iterator<Item = ReadSeg> + '_ {
+        let whole = b.len() % READ_SEG_WIRE_SIZE as usize == 0;
+        b.chunks_exact(READ_SEG_WIRE_SIZE as usize)
+            .filter(move |_| whole)
+            .filter_map(|c| c.try_into().ok().map(Self::decode))
+    }
+
+    /// Checks an announce's payload `b` for a message of `msg_len` bytes:
+    /// 1 to [`READ_SEGS`] whole segments, each of 1 to [`READ_SEG_SIZE`]
+    /// bytes that do not wrap the address space, adding up to `msg_len`.
+    fn check_all(b: &[u8], msg_len: u32) -> Result<(), WireFault> {
+        let n = b.len() / READ_SEG_WIRE_SIZE as usize;
+        if b.len() % READ_SEG_WIRE_SIZE as usize != 0 || n == 0 || n > READ_SEGS as usize {
+            return Err(WireFault::Announce);
+        }
+        let mut sum: u64 = 0;
+        for s in Self::parse(b) {
+            if s.len == 0 || s.len > READ_SEG_SIZE || s.addr.checked_add(u64::from(s.len)).is_none()
+            {
+                return Err(WireFault::Announce);
+            }
+            sum += u64::from(s.len);
+        }
+        if sum != u64::from(msg_len) {
+            return Err(WireFault::Announce);
+        }
+        Ok(())
+    }
+}
+
 /// How a received SEND breaks the message protocol. Each one costs the
 /// connection (`EPROTO`); `Documentation/wire-protocol.rst` has the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,27 +278,33 @@ pub enum WireFault {
     /// A flag this version does not define.
     Flags,
     /// The grant would leave the receiver more credits than the peer has
-    /// receives posted (its depth, [`RECV_DEPTH`] by default).
+    /// receives posted (its depth).
     Grant,
     /// A credit-only message with a payload, a length, an offset, or
-    /// FIRST/LAST.
+    /// FIRST, LAST or READ.
     Credit,
-    /// `msg_len` above what the receiver's depth takes ([`max_msg_size`]).
+    /// A message without both FIRST and LAST, or with an offset: every
+    /// message is one SEND.
+    Whole,
+    /// An inline message longer than [`MAX_INLINE_MSG`], or an announce of
+    /// one that is not longer, or longer than [`MAX_MSG_SIZE`].
     MsgLen,
-    /// A message that starts without FIRST, or FIRST inside a message.
-    First,
-    /// A fragment whose `msg_len` or `offset` is not the next one of the
-    /// message in progress.
-    Sequence,
-    /// A payload longer or shorter than `msg_len` and `offset` imply.
+    /// An inline message whose payload is not `msg_len` bytes.
     Length,
-    /// LAST where the message goes on, or missing where it ends.
-    Last,
+    /// An announce whose segments are not 1 to [`READ_SEGS`] of 1 to
+    /// [`READ_SEG_SIZE`] bytes, wrap the address space, or do not add up
+    /// to `msg_len`.
+    Announce,
+    /// An announce to a side that does not READ them, or before this side
+    /// said DONE to the previous one.
+    Unasked,
+    /// DONE when no announce of this side's waits for it.
+    Done,
     /// A bandwidth sink's count ([`bench_count`]) that is not 8 bytes, does
     /// not advance, or counts messages that were never sent.
     Count,
-    /// Setup data ([`SetupData`]) that is short, of another version, or
-    /// with a receive depth out of range.
+    /// Setup data ([`SetupData`]) that is short, of another version, with
+    /// an unknown flag, or with a receive depth out of range.
     Setup,
 }
 
@@ -226,11 +316,12 @@ impl WireFault {
             Self::Flags => "unknown flags",
             Self::Grant => "grant beyond the receive queue",
             Self::Credit => "credit message with data",
-            Self::MsgLen => "message too long",
-            Self::First => "misplaced FIRST",
-            Self::Sequence => "fragment out of sequence",
-            Self::Length => "fragment length",
-            Self::Last => "misplaced LAST",
+            Self::Whole => "message not whole",
+            Self::MsgLen => "message length",
+            Self::Length => "payload length",
+            Self::Announce => "bad announce",
+            Self::Unasked => "announce not allowed",
+            Self::Done => "DONE not owed",
             Self::Count => "benchmark count out of order",
             Self::Setup => "bad setup data",
         }
@@ -241,36 +332,54 @@ impl WireFault {
 /// that every SEND can be checked before anything in it is used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireRx {
-    /// The message being received: its `msg_len` and the offset its next
-    /// fragment must have.
-    partial: Option<(u32, u32)>,
-    /// This side's receive depth: it bounds a message's length.
-    depth: u32,
     /// The peer's receive depth: it bounds the credits grants give back.
     peer_depth: u32,
+    /// This side READs announces (it said so in its setup data).
+    reads: bool,
+    /// The peer's last announce has not been answered with DONE yet.
+    peer_announce: bool,
+    /// This side's last announce waits for the peer's DONE.
+    awaiting_done: bool,
 }
 
 impl Default for WireRx {
-    /// Both sides at the default depth.
+    /// A peer at the message default depth, and this side READs.
     fn default() -> Self {
-        Self::new(RECV_DEPTH, RECV_DEPTH)
+        Self::new(MSG_RECV_DEPTH, true)
     }
 }
 
 impl WireRx {
-    /// A fresh stream between a receiver of `depth` receives and a peer of
-    /// `peer_depth`.
-    pub fn new(depth: u32, peer_depth: u32) -> Self {
+    /// A fresh stream from a peer of `peer_depth` receives to a side that
+    /// READs announces if `reads`.
+    pub fn new(peer_depth: u32, reads: bool) -> Self {
         Self {
-            partial: None,
-            depth,
             peer_depth,
+            reads,
+            peer_announce: false,
+            awaiting_done: false,
         }
     }
 
     /// Sets the peer's depth, once its setup data is known.
     pub fn set_peer_depth(&mut self, peer_depth: u32) {
         self.peer_depth = peer_depth;
+    }
+
+    /// This side is about to send an announce: the peer's DONE is due.
+    pub fn announce_sent(&mut self) {
+        self.awaiting_done = true;
+    }
+
+    /// Whether this side's last announce still waits for the peer's DONE.
+    pub fn awaiting_done(&self) -> bool {
+        self.awaiting_done
+    }
+
+    /// This side is about to send DONE for the peer's announce: the peer
+    /// may announce again.
+    pub fn done_sent(&mut self) {
+        self.peer_announce = false;
     }
 
     /// Checks one received SEND, `b` (exactly the bytes received), against
@@ -286,46 +395,44 @@ impl WireRx {
             .checked_add(hdr.grant)
             .filter(|c| *c <= self.peer_depth)
             .ok_or(WireFault::Grant)?;
-        let payload = b.len() - WIRE_HDR_SIZE as usize;
+        let done = hdr.flags & WIRE_DONE != 0;
+        if done && !self.awaiting_done {
+            return Err(WireFault::Done);
+        }
+        let payload = &b[WIRE_HDR_SIZE as usize..];
+        let announce = hdr.flags & WIRE_READ != 0;
         if hdr.flags & WIRE_CREDIT != 0 {
-            if payload != 0
+            if !payload.is_empty()
                 || hdr.msg_len != 0
                 || hdr.offset != 0
-                || hdr.flags & (WIRE_FIRST | WIRE_LAST) != 0
+                || hdr.flags & (WIRE_FIRST | WIRE_LAST | WIRE_READ) != 0
             {
                 return Err(WireFault::Credit);
             }
-            return Ok((hdr, credits));
-        }
-        if u64::from(hdr.msg_len) > max_msg_size(self.depth) {
-            return Err(WireFault::MsgLen);
-        }
-        let first = hdr.flags & WIRE_FIRST != 0;
-        match self.partial {
-            None if !first || hdr.offset != 0 => return Err(WireFault::First),
-            Some(_) if first => return Err(WireFault::First),
-            Some((len, next)) if hdr.msg_len != len || hdr.offset != next => {
-                return Err(WireFault::Sequence)
+        } else if hdr.flags & (WIRE_FIRST | WIRE_LAST) != WIRE_FIRST | WIRE_LAST || hdr.offset != 0 {
+            return Err(WireFault::Whole);
+        } else if announce {
+            if !self.reads || self.peer_announce {
+                return Err(WireFault::Unasked);
             }
-            _ => {}
-        }
-        // `offset` <= `msg_len` here: 0 for a first fragment, and a next
-        // offset only ever stays within its message.
-        let frag = (RECV_BUF_SIZE - WIRE_HDR_SIZE) as usize;
-        let left = (hdr.msg_len - hdr.offset) as usize;
-        if payload != left.min(frag) {
-            return Err(WireFault::Length);
-        }
-        let last = payload == left;
-        if last != (hdr.flags & WIRE_LAST != 0) {
-            return Err(WireFault::Last);
-        }
-        self.partial = if last {
-            None
+            if hdr.msg_len <= MAX_INLINE_MSG || u64::from(hdr.msg_len) > MAX_MSG_SIZE {
+                return Err(WireFault::MsgLen);
+            }
+            ReadSeg::check_all(payload, hdr.msg_len)?;
         } else {
-            // `payload` < `left`, so this stays within `msg_len`.
-            Some((hdr.msg_len, hdr.offset + payload as u32))
-        };
+            if hdr.msg_len > MAX_INLINE_MSG {
+                return Err(WireFault::MsgLen);
+            }
+            if payload.len() != hdr.msg_len as usize {
+                return Err(WireFault::Length);
+            }
+        }
+        if done {
+            self.awaiting_done = false;
+        }
+        if announce {
+            self.peer_announce = true;
+        }
         Ok((hdr, credits))
     }
 }

@@ -28,9 +28,11 @@
  * the first post; 7: rdma_krust_device_info.max_window; 8:
  * RDMA_KRUST_CONN_SPIN; 10: a latency run's samples are perftest's, from
  * one post to the next, and its total_ns runs from the first post to the
- * end of the last sample.
+ * end of the last sample; 11: wire version 2 (a message takes one receive
+ * of RDMA_KRUST_MSG_RECV_BUF_SIZE, a longer one is announced and READ),
+ * and a message connection's default depth RDMA_KRUST_MSG_RECV_DEPTH.
  */
-#define RDMA_KRUST_ABI_VERSION		10
+#define RDMA_KRUST_ABI_VERSION		11
 
 /* The ioctl type byte. */
 #define RDMA_KRUST_IOC_MAGIC		0xb9
@@ -344,37 +346,50 @@ struct rdma_krust_bench {
 
 /* Largest message of RDMA_KRUST_IOCTL_SEND / _RECV. */
 #define RDMA_KRUST_MAX_MSG_SIZE		(2 << 20)
-/* Receives a side keeps posted by default, and the most it may; each side
- * tells its peer its own in its setup data (RDMA_KRUST_SETUP_DATA_SIZE). */
+/* Receives a side keeps posted: the most, and a raw connection's default;
+ * each side tells its peer its own in its setup data
+ * (RDMA_KRUST_SETUP_DATA_SIZE). */
 #define RDMA_KRUST_RECV_DEPTH		40
+/* A message connection's default receive depth. */
+#define RDMA_KRUST_MSG_RECV_DEPTH	16
 /* The least receive depth. */
 #define RDMA_KRUST_MIN_RECV_DEPTH	2
-/* Size of each posted receive buffer. */
+/* Size of each receive buffer of a raw connection. */
 #define RDMA_KRUST_RECV_BUF_SIZE	65536
-/* Size of the header in front of every message fragment. */
+/* Size of each receive buffer of a message connection. */
+#define RDMA_KRUST_MSG_RECV_BUF_SIZE	8192
+/* Size of the header in front of every message. */
 #define RDMA_KRUST_WIRE_HDR_SIZE	16
-/* Payload bytes of a full fragment. */
-#define RDMA_KRUST_WIRE_FRAG		65520
-/* Fragments of the largest message (at the default depth; at depth d,
- * min(33, d - 1)). */
-#define RDMA_KRUST_MAX_MSG_FRAGS	33
-/* Reposted receives that make a side return credits in a credit-only
- * message (at the default depth; at depth d, d less its most fragments). */
-#define RDMA_KRUST_GRANT_BATCH		7
+/* Longest message sent inline, in the SEND after its header; a longer one
+ * is announced and the receiver READs it. */
+#define RDMA_KRUST_MAX_INLINE_MSG	8176
+/* An announce names at most this many segments of the sender's memory... */
+#define RDMA_KRUST_READ_SEGS		8
+/* ... each of at most this many bytes. */
+#define RDMA_KRUST_READ_SEG_SIZE	(256 << 10)
+/* Size of one segment in an announce: {be64 addr, be32 rkey, be32 len}. */
+#define RDMA_KRUST_READ_SEG_WIRE_SIZE	16
 /* Setup data: the private data of a connect request or reply, 8 bytes,
- * {'R', 'K', RDMA_KRUST_WIRE_VERSION, 0, be32 recv_depth}. */
+ * {'R', 'K', RDMA_KRUST_WIRE_VERSION, u8 setup flags, be32 recv_depth}. */
 #define RDMA_KRUST_SETUP_DATA_SIZE	8
+/* Setup flag: this side READs announced messages. */
+#define RDMA_KRUST_SETUP_READS		1
 
 /* Wire-header flags. */
-#define RDMA_KRUST_WIRE_FIRST		1	/* first fragment of a message */
-#define RDMA_KRUST_WIRE_LAST		2	/* last fragment of a message */
-#define RDMA_KRUST_WIRE_CREDIT		4	/* no payload, only credits */
+#define RDMA_KRUST_WIRE_FIRST		1	/* first SEND of a message */
+#define RDMA_KRUST_WIRE_LAST		2	/* last SEND of a message */
+#define RDMA_KRUST_WIRE_CREDIT		4	/* no message, only credits
+						 * (and DONE) */
 #define RDMA_KRUST_WIRE_LOW		8	/* the sender has fewer than 2
 						 * credits left */
+#define RDMA_KRUST_WIRE_READ		16	/* an announce: the payload
+						 * names the segments to READ */
+#define RDMA_KRUST_WIRE_DONE		32	/* the sender has READ the
+						 * receiver's announce */
 /* Every flag a header of RDMA_KRUST_WIRE_VERSION may carry. */
-#define RDMA_KRUST_WIRE_FLAGS		15
-/* Version byte of the wire header. */
-#define RDMA_KRUST_WIRE_VERSION		1
+#define RDMA_KRUST_WIRE_FLAGS		63
+/* Version byte of the wire header and of the setup data. */
+#define RDMA_KRUST_WIRE_VERSION		2
 
 /*
  * SEND bandwidth on iWARP (no receiver-not-ready retry): the sink sends
