@@ -126,7 +126,11 @@ impl Conn {
             .registry
             .name(dev.index())
             .unwrap_or([0; abi::DEVICE_NAME_LEN]);
-        let polled = {
+        // This side READs announced messages if it may issue READs at all
+        // (an ORD asked, a device that READs into one entry): then it
+        // tells the peer so in its setup data.
+        let reads = init >= 1 && attrs.max_sge_rd >= 1 && attrs.max_qp_init_rd_atom >= 1;
+        let (polled, raw) = {
             let mut st = self.st.lock();
             st.info.asked_responder_resources = resp;
             st.info.asked_initiator_depth = init;
@@ -134,8 +138,9 @@ impl Conn {
             st.info.dev_max_qp_init_rd_atom = attrs.max_qp_init_rd_atom;
             st.info.device = name;
             st.info.iwarp = u32::from(dev.is_iwarp());
-            st.polled
+            (st.polled, st.msg.raw)
         };
+        let reads = reads && !raw;
         let caps = QpCaps {
             send_wr: SEND_DEPTH,
             recv_wr: t.recv_depth,
@@ -149,10 +154,11 @@ impl Conn {
             PollContext::Workqueue
         };
         let qp = id.create_qp(caps, poll, OWNER)?;
-        self.post_initial_recvs(qp, dev, t.recv_depth)?;
+        self.post_initial_recvs(qp, dev, t.recv_depth, reads)?;
         self.attach(dev)?;
         let setup = abi::SetupData {
             recv_depth: t.recv_depth,
+            reads,
         };
         Ok(ConnParam {
             responder_resources: resp as u8,
@@ -163,35 +169,45 @@ impl Conn {
         })
     }
 
-    /// Posts the connection's `depth` receives. Its credits wait for the
-    /// peer's depth ([`Self::learn_peer`]).
+    /// Posts the connection's `depth` receives, of [`MSG_RECV_BUF`] bytes
+    /// ([`RECV_BUF`] on a raw connection); this side READs announces if
+    /// `reads`. Its credits wait for the peer's depth
+    /// ([`Self::learn_peer`]).
     pub(super) fn post_initial_recvs(
         self: &Arc<Self>,
         qp: &Qp,
         dev: &DeviceRef,
         depth: u32,
+        reads: bool,
     ) -> Result {
-        {
+        let size = {
             let mut st = self.st.lock();
             st.msg.depth = depth;
-            st.msg.wire = abi::WireRx::new(depth, abi::RECV_DEPTH);
+            st.msg.wire = abi::WireRx::new(abi::RECV_DEPTH, reads);
             st.info.recv_depth = depth;
-        }
+            if st.msg.raw {
+                RECV_BUF
+            } else {
+                MSG_RECV_BUF
+            }
+        };
         for _ in 0..depth {
-            let buf = DeviceBuf::alloc(dev, RECV_BUF, Direction::FromDevice)?;
+            let buf = DeviceBuf::alloc(dev, size, Direction::FromDevice)?;
             self.post_recv_buf(qp, buf).map_err(|(e, _)| e)?;
         }
         Ok(())
     }
 
-    /// Takes the peer's receive depth from the private data it connected
-    /// or accepted with ([`abi::SetupData`]; [`RECV_DEPTH`] if it sent
-    /// none): the credits this side starts with. A peer could only have
+    /// Takes the peer's receive depth, and whether it READs announces,
+    /// from the private data it connected or accepted with
+    /// ([`abi::SetupData`]; [`abi::SetupData::FOREIGN`] if it sent none):
+    /// the credits this side starts with. A peer could only have
     /// granted credits before this by breaking the protocol (nothing was
     /// sent to it yet), so any it did must still fit its depth. `EPROTO`
     /// for bad setup data or such a grant.
     pub(super) fn learn_peer(st: &mut St, private_data: &[u8]) -> Result {
-        let depth = abi::SetupData::peer_depth(private_data).map_err(|_| errno::EPROTO())?;
+        let peer = abi::SetupData::of_peer(private_data).map_err(|_| errno::EPROTO())?;
+        let depth = peer.recv_depth;
         let credits = st
             .msg
             .credits
@@ -200,6 +216,7 @@ impl Conn {
             .ok_or(errno::EPROTO())?;
         st.msg.credits = credits;
         st.msg.peer_depth = depth;
+        st.msg.peer_reads = peer.reads;
         st.msg.wire.set_peer_depth(depth);
         st.info.peer_recv_depth = depth;
         Ok(())
@@ -605,8 +622,10 @@ fn transport_of(t: &abi::Transport, passive: bool, raw: bool) -> Result<abi::Tra
         ),
         recv_depth: if t.set & abi::TRANSPORT_RECV_DEPTH != 0 {
             t.recv_depth
-        } else {
+        } else if raw {
             abi::RECV_DEPTH
+        } else {
+            abi::MSG_RECV_DEPTH
         },
     };
     if !(1..=31).contains(&r.ack_timeout)

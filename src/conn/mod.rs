@@ -78,9 +78,11 @@ use kernel::{
 };
 
 const RECV_DEPTH: u32 = abi::RECV_DEPTH;
+/// A raw connection's receive buffers.
 const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
+/// A message connection's receive buffers.
+const MSG_RECV_BUF: usize = abi::MSG_RECV_BUF_SIZE as usize;
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
-const FRAG: usize = RECV_BUF - HDR;
 const SEND_DEPTH: u32 = 2 * RECV_DEPTH;
 /// Bytes a SEND or a WRITE carries inline (`QpCaps::max_inline`): a
 /// message header and small payloads, as perftest's latency tests post
@@ -578,6 +580,9 @@ impl Conn {
         self.cv.notify_all();
         while st.msg.rx.pop().is_some() {}
         while st.msg.repost.pop().is_some() {}
+        // An announced message's regions: the QP that exposed them is gone.
+        st.msg.out = KVec::new();
+        st.msg.retired = KVec::new();
         for b in st.op.bufs.iter_mut() {
             *b = None;
         }
@@ -621,6 +626,9 @@ impl CompletionHandler for Conn {
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
+        // The regions of an announce the peer has READ (its DONE): freed
+        // below, outside `st`.
+        let retired = core::mem::take(&mut st.msg.retired);
         // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
         // waiters reap, and a wake-up would only take the wait queue's lock
         // with interrupts off, twice a round trip of a ping-pong.
@@ -628,6 +636,7 @@ impl CompletionHandler for Conn {
             this.cv.notify_all();
         }
         drop(st);
+        drop(retired);
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's
         // reaping loop when polled, after this handler returns).

@@ -2,7 +2,9 @@
 
 //! Messages: `IOCTL_SEND` and `IOCTL_RECV` over RC SENDs with credits
 //! (`Documentation/flow-control.rst`), every received header checked before
-//! use (`Documentation/wire-protocol.rst`).
+//! use (`Documentation/wire-protocol.rst`). A message is one SEND: inline,
+//! up to `abi::MAX_INLINE_MSG` bytes, or an announce naming regions of the
+//! sender's that the receiver READs, then answers with DONE.
 //!
 //! State: `St::msg` ([`Msg`]), under the connection's `st` lock. Only this
 //! file and the completions of receives and SENDs change it; one sender
@@ -11,7 +13,8 @@
 use super::fifo::Fifo;
 use super::*;
 
-/// A received data fragment waiting for `IOCTL_RECV`.
+/// A received message (inline, or the announce of one) waiting for
+/// `IOCTL_RECV`; on a raw connection, a received SEND.
 pub(super) struct Fragment {
     pub(super) hdr: WireHdr,
     pub(super) buf: CpuBuf,
@@ -22,8 +25,7 @@ pub(super) struct Fragment {
 
 /// The message state of a connection.
 pub(super) struct Msg {
-    /// Data fragments received, in order; only whole messages and the
-    /// start of the next one, each checked by `wire`.
+    /// Messages received, in order, each checked by `wire`.
     pub(super) rx: Fifo<Fragment>,
     /// The peer's message stream as checked so far.
     pub(super) wire: abi::WireRx,
@@ -64,6 +66,18 @@ pub(super) struct Msg {
     /// Receives the peer keeps posted; 0 until its setup data is known
     /// (`Conn::learn_peer`).
     pub(super) peer_depth: u32,
+    /// The peer READs announces (its setup data): messages longer than
+    /// `abi::MAX_INLINE_MSG` may go to it.
+    pub(super) peer_reads: bool,
+    /// The regions of this side's announced message, registered for the
+    /// peer to READ, until its DONE.
+    pub(super) out: KVec<Arc<Region>>,
+    /// Regions the peer's DONE released, freed once the completion that
+    /// brought it lets go of `st` (`Conn::complete`).
+    pub(super) retired: KVec<Arc<Region>>,
+    /// This side READ the peer's announced message and owes it DONE
+    /// (`Conn::pump` sends it).
+    pub(super) done_owed: bool,
 }
 
 impl Msg {
@@ -86,13 +100,18 @@ impl Msg {
             raw: false,
             depth: RECV_DEPTH,
             peer_depth: 0,
+            peer_reads: false,
+            out: KVec::new(),
+            retired: KVec::new(),
+            done_owed: false,
         })
     }
 }
 
 impl Conn {
     /// Reposts free receive buffers and, when the peer needs them, sends the
-    /// credits back. Process context, `ep` not held.
+    /// credits back, with the DONE this side owes. Process context, `ep`
+    /// not held.
     pub(super) fn pump(self: &Arc<Self>) -> Result {
         let ep = self.ep.lock();
         let Some(qp) = ep.qp() else {
@@ -112,14 +131,16 @@ impl Conn {
             }
             self.st.lock().msg.pending_grant += 1;
         }
-        let (grant, low, was_low) = {
+        let (grant, low, was_low, done) = {
             let mut st = self.st.lock();
             // No grant once closed: the QP may still be up, waiting for
-            // what was sent to complete (`CmHandler::event`).
+            // what was sent to complete (`CmHandler::event`). DONE goes at
+            // once: the peer's next announce waits for it.
+            let grants_due = st.msg.pending_grant > 0
+                && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth));
             let due = !st.msg.raw
                 && st.state == State::Connected
-                && st.msg.pending_grant > 0
-                && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth))
+                && (grants_due || st.msg.done_owed)
                 && st.msg.credits >= 1;
             if !due {
                 return Ok(());
@@ -128,14 +149,15 @@ impl Conn {
             let was_low = core::mem::take(&mut st.msg.peer_low);
             st.msg.sends_inflight += 1;
             let grant = core::mem::take(&mut st.msg.pending_grant);
-            (grant, st.msg.credits < 2, was_low)
+            let done = core::mem::take(&mut st.msg.done_owed);
+            if done {
+                // Before the post: the peer may announce again as soon as
+                // DONE reaches it.
+                st.msg.wire.done_sent();
+            }
+            (grant, st.msg.credits < 2, was_low, done)
         };
-        let hdr = WireHdr {
-            flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
-            grant,
-            msg_len: 0,
-            offset: 0,
-        };
+        let hdr = WireHdr::credit(grant, low, done);
         let dev = qp.pd().device().clone();
         let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
             let mut cpu = buf.into_cpu();
@@ -146,13 +168,17 @@ impl Conn {
                 .map_err(|(e, _)| self.post_failed(&ep, e))
         });
         if r.is_err() {
-            // Nothing went out: the credit, the grant and the peer's plea
-            // stay for the next pump.
+            // Nothing went out: the credit, the grant, the peer's plea and
+            // the DONE stay for the next pump.
             let mut st = self.st.lock();
             st.msg.sends_inflight -= 1;
             st.msg.credits += 1;
             st.msg.pending_grant += grant;
             st.msg.peer_low |= was_low;
+            if done {
+                st.msg.done_owed = true;
+                st.msg.wire.done_unsent();
+            }
         }
         r
     }
@@ -218,15 +244,19 @@ impl Conn {
             return Err(errno::EMSGSIZE());
         }
         let len = x.len as usize;
-        let frags = len.div_ceil(FRAG).max(1);
+        let announce = x.len > u64::from(abi::MAX_INLINE_MSG);
         let timeout = timeout_of(x.timeout_ms);
         let end = deadline(timeout);
         let _turn = self.take_turns(TURN_SEND, end)?;
         let raw = {
             let st = self.st.lock();
             Self::require_connected(&st)?;
-            // No more fragments than the peer's receives can hold at once.
-            if !st.msg.raw && x.len > abi::max_msg_size(st.msg.peer_depth) {
+            // A longer message is READ by the peer: it must READ announces,
+            // and this side must answer READs (an IRD).
+            if !st.msg.raw
+                && announce
+                && !(st.msg.peer_reads && st.info.responder_resources >= 1)
+            {
                 return Err(errno::EMSGSIZE());
             }
             st.msg.raw
@@ -235,16 +265,17 @@ impl Conn {
             return self.send_raw(x, ms_until(end)?);
         }
 
-        // Take every credit the message needs before sending any fragment,
-        // so a signal or timeout never leaves half a message on the wire.
+        // Take the credit the message needs, and for an announce wait for
+        // the peer's DONE of the one before, before anything goes out, so
+        // that a signal or timeout leaves nothing on the wire.
         loop {
             self.pump()?;
             let got = self.wait(ms_until(end)?, |st| {
                 if let Err(e) = Self::require_connected(st) {
                     return Some(Err(e));
                 }
-                if st.msg.credits as usize > frags {
-                    st.msg.credits -= frags as u32;
+                if st.msg.credits > 1 && !(announce && st.msg.wire.awaiting_done()) {
+                    st.msg.credits -= 1;
                     return Some(Ok(true));
                 }
                 // Free receives to repost: go back and pump.
@@ -258,87 +289,157 @@ impl Conn {
             }
         }
 
-        // Copy the whole message in first, into kernel memory: a fault in
-        // the user buffer then costs nothing on the wire (a half-sent
-        // message would stall the peer's IOCTL_RECV forever), and a copy
-        // that waits on a page holds no device.
-        let staged = match Self::stage_message(x, len, frags) {
-            Ok(b) => b,
+        // The SEND's buffer, and for an announce the regions it names,
+        // filled from user memory first: a fault in the user buffer then
+        // costs nothing on the wire, and a copy that waits on a page holds
+        // no device.
+        let staged = if announce {
+            self.stage_announce(x, end)
+        } else {
+            Self::stage_inline(x).map(|data| (data, KVec::new()))
+        };
+        let (data, regions) = match staged {
+            Ok(s) => s,
             Err(e) => {
-                self.st.lock().msg.credits += frags as u32;
+                self.st.lock().msg.credits += 1;
                 return Err(e);
             }
         };
-        // Whether this message's SENDs all succeed (`wait_sent`).
+        // Whether this message's SEND succeeds (`wait_sent`).
         self.st.lock().msg.send_failed = false;
-        let result = self.send_fragments(staged, len);
+        let result = self.send_one(data, len as u32, regions);
         let done = self.wait_sent(UNTIL_VERDICT);
         result.and(done)
     }
 
-    /// Sends a message's fragments ([`Self::stage_message`]), whose credits
-    /// are taken: each is mapped, given its send-queue slot and its work
-    /// request before any is posted, so that running short of either
-    /// (`ENOBUFS`: slots still held by an interrupted benchmark or a
-    /// timed-out operation; `ENOMEM`) fails the call with nothing on the
-    /// wire and every credit and grant back. A FIRST without its LAST
-    /// would make a peer close the connection at the next message. Once
-    /// all are ready only the provider can refuse a post, which it does
-    /// for a QP in the error state: a connection that is going anyway.
-    fn send_fragments(self: &Arc<Self>, staged: KVec<KVec<u8>>, len: usize) -> Result {
-        let frags = staged.len();
-        let ep = self.ep.lock();
-        let mut granted = 0;
-        let ready = ep.qp().ok_or_else(|| self.no_qp()).and_then(|qp| {
-            let dev = qp.pd().device().clone();
-            let mut ready = KVec::with_capacity(frags, GFP_KERNEL)?;
-            for (i, mut data) in staged.into_iter().enumerate() {
-                let (grant, low) = {
-                    let mut st = self.st.lock();
-                    let grant = core::mem::take(&mut st.msg.pending_grant);
-                    (grant, st.msg.credits < 2)
-                };
-                granted += grant;
-                let chunk = (len - i * FRAG).min(FRAG);
-                let hdr = WireHdr::fragment(len as u32, i as u32, grant, low);
-                data.get_mut(..HDR)
-                    .ok_or(EINVAL)?
-                    .copy_from_slice(&hdr.encode());
-                let buf = DeviceBuf::map(&dev, data, Direction::ToDevice)?;
-                let p = qp
-                    .prepare_send(self, Work::Send(buf, HDR + chunk), SendOp::Send)
-                    .map_err(|(e, _)| e)?;
-                ready.push(p, GFP_KERNEL)?;
+    /// An inline message's SEND buffer: the header left blank, then the
+    /// data.
+    fn stage_inline(x: &abi::Xfer) -> Result<KVec<u8>> {
+        let len = x.len as usize;
+        let mut data = KVec::from_elem(0u8, HDR + len, GFP_KERNEL)?;
+        UserSlice::new(x.buf as usize, len)
+            .reader()
+            .read_slice(data.get_mut(HDR..).ok_or(EINVAL)?)?;
+        Ok(data)
+    }
+
+    /// An announced message: its data in regions of at most
+    /// `abi::READ_SEG_SIZE` bytes, each new (a fresh key per message) and
+    /// registered for remote READ only, and the announce's SEND buffer
+    /// naming them, its header left blank. `TURN_SEND` held; `TURN_OP` is
+    /// taken for the registrations.
+    fn stage_announce(
+        self: &Arc<Self>,
+        x: &abi::Xfer,
+        end: i64,
+    ) -> Result<(KVec<u8>, KVec<Arc<Region>>)> {
+        let len = x.len as usize;
+        let mut reader = UserSlice::new(x.buf as usize, len).reader();
+        let mut bounce = KVec::from_elem(0u8, len.min(WINDOW_IO_CHUNK), GFP_KERNEL)?;
+        let mut regions = KVec::new();
+        {
+            let pd = self.op_pd()?;
+            for seg in abi::ReadSeg::lens(len as u32) {
+                let region = Region::new(&pd, seg as usize, 0)?;
+                let mut off = 0;
+                while off < seg as usize {
+                    let n = (seg as usize - off).min(bounce.len());
+                    let part = bounce.get_mut(..n).ok_or(EINVAL)?;
+                    reader.read_slice(part)?;
+                    region.write(off, part)?;
+                    off += n;
+                }
+                regions.push(region, GFP_KERNEL)?;
             }
-            Ok((qp, ready))
+        }
+        {
+            let _turn = self.take_turns(TURN_OP, end)?;
+            let mut steps = KVec::with_capacity(regions.len(), GFP_KERNEL)?;
+            for r in regions.iter() {
+                steps.push(Step::Reg(r.clone(), Access::REMOTE_READ), GFP_KERNEL)?;
+            }
+            self.run_op(ms_until(end)?, steps)?;
+        }
+        let seg_size = abi::READ_SEG_WIRE_SIZE as usize;
+        let mut data = KVec::from_elem(0u8, HDR + regions.len() * seg_size, GFP_KERNEL)?;
+        for (i, r) in regions.iter().enumerate() {
+            let seg = abi::ReadSeg {
+                addr: r.iova(),
+                rkey: r.rkey(),
+                len: r.len() as u32,
+            };
+            let at = HDR + i * seg_size;
+            data.get_mut(at..at + seg_size)
+                .ok_or(EINVAL)?
+                .copy_from_slice(&seg.encode());
+        }
+        Ok((data, regions))
+    }
+
+    /// Sends one message of `msg_len` bytes, its credit taken: `data` is
+    /// its SEND (the header left blank), `regions` those an announce names
+    /// (none for an inline message). The SEND gets its mapping, its
+    /// send-queue slot and its work request before anything of the
+    /// connection's changes, so that running short of either (`ENOBUFS`:
+    /// slots still held by an interrupted benchmark or a timed-out
+    /// operation; `ENOMEM`) fails the call with nothing on the wire and the
+    /// credit and grant back. Then only the provider can refuse the post,
+    /// which it does for a QP in the error state: a connection that is
+    /// going anyway.
+    fn send_one(
+        self: &Arc<Self>,
+        mut data: KVec<u8>,
+        msg_len: u32,
+        regions: KVec<Arc<Region>>,
+    ) -> Result {
+        let ep = self.ep.lock();
+        let (grant, low) = {
+            let mut st = self.st.lock();
+            let grant = core::mem::take(&mut st.msg.pending_grant);
+            (grant, st.msg.credits < 2)
+        };
+        let hdr = WireHdr::message(msg_len, grant, low);
+        let ready = ep.qp().ok_or_else(|| self.no_qp()).and_then(|qp| {
+            let wire_len = data.len();
+            data.get_mut(..HDR)
+                .ok_or(EINVAL)?
+                .copy_from_slice(&hdr.encode());
+            let buf = DeviceBuf::map(qp.pd().device(), data, Direction::ToDevice)?;
+            let p = qp
+                .prepare_send(self, Work::Send(buf, wire_len), SendOp::Send)
+                .map_err(|(e, _)| e)?;
+            Ok((qp, p))
         });
-        let (qp, ready) = match ready {
+        let (qp, p) = match ready {
             Ok(r) => r,
             Err(e) => {
                 let mut st = self.st.lock();
-                st.msg.credits += frags as u32;
-                st.msg.pending_grant += granted;
+                st.msg.credits += 1;
+                st.msg.pending_grant += grant;
                 return Err(e);
             }
         };
         {
             let mut st = self.st.lock();
-            st.msg.sends_inflight += frags as u32;
-            if granted > 0 {
+            st.msg.sends_inflight += 1;
+            if grant > 0 {
                 st.msg.peer_low = false;
             }
-        }
-        for (i, p) in ready.into_iter().enumerate() {
-            if let Err((e, _)) = qp.post_prepared(p) {
-                // Those not posted will not complete; the rest of `ready`
-                // is dropped unposted, slots and buffers freed.
-                {
-                    let mut st = self.st.lock();
-                    st.msg.sends_inflight -= (frags - i) as u32;
-                    st.msg.credits += (frags - i) as u32;
+            if !regions.is_empty() {
+                // Before the post: the peer's DONE may come back at once.
+                st.msg.wire.announce_sent();
+                if !st.torn_down {
+                    st.msg.out = regions;
                 }
-                return Err(self.post_failed(&ep, e));
             }
+        }
+        if let Err((e, _)) = qp.post_prepared(p) {
+            {
+                let mut st = self.st.lock();
+                st.msg.sends_inflight -= 1;
+                st.msg.credits += 1;
+            }
+            return Err(self.post_failed(&ep, e));
         }
         Ok(())
     }
@@ -373,21 +474,6 @@ impl Conn {
             },
             r => r,
         }
-    }
-
-    /// The fragments of a message in kernel memory, headers left blank,
-    /// data copied in; mapped only once they are full
-    /// ([`Self::send_fragments`]).
-    pub(super) fn stage_message(x: &abi::Xfer, len: usize, frags: usize) -> Result<KVec<KVec<u8>>> {
-        let mut reader = UserSlice::new(x.buf as usize, len).reader();
-        let mut bufs = KVec::with_capacity(frags, GFP_KERNEL)?;
-        for i in 0..frags {
-            let chunk = (len - i * FRAG).min(FRAG);
-            let mut data = KVec::from_elem(0u8, HDR + chunk.max(1), GFP_KERNEL)?;
-            reader.read_slice(data.get_mut(HDR..HDR + chunk).ok_or(EINVAL)?)?;
-            bufs.push(data, GFP_KERNEL)?;
-        }
-        Ok(bufs)
     }
 
     /// A raw SEND: exactly the caller's bytes, then wait for it.
@@ -429,25 +515,23 @@ impl Conn {
             return Err(EINVAL);
         }
         let end = deadline(timeout_of(x.timeout_ms));
-        // One receiver at a time takes fragments off the queue.
+        // One receiver at a time takes messages off the queue.
         let _turn = self.take_turns(TURN_RECV, end)?;
         if self.st.lock().msg.raw {
             return self.recv_raw(x, ms_until(end)?);
         }
-        // Wait until a whole message is here; nothing is taken before that,
-        // so a signal or a timeout leaves the queue as it was.
-        // Messages that arrived whole before the connection closed are
-        // still delivered, in order (as a socket delivers data before its
-        // FIN); then the connection's errno.
-        let msg_len = loop {
+        // Wait until a message is here; nothing is taken before that, so a
+        // signal or a timeout leaves the queue as it was. Messages that
+        // arrived before the connection closed are still delivered, in
+        // order (as a socket delivers data before its FIN); then the
+        // connection's errno. An announced one is READ from the peer,
+        // which must still be there.
+        let (msg_len, announce) = loop {
             self.pump_unless_closed()?;
             let r = self.wait(ms_until(end)?, |st| {
                 if let Some(f) = st.msg.rx.front() {
-                    let msg_len = f.hdr.msg_len as usize;
-                    let frags = msg_len.div_ceil(FRAG).max(1);
-                    if st.msg.rx.len() >= frags {
-                        return Some(Ok(Some(msg_len)));
-                    }
+                    let announce = f.hdr.flags & abi::WIRE_READ != 0;
+                    return Some(Ok(Some((f.hdr.msg_len as usize, announce))));
                 }
                 if let Some(e) = Self::receiver_closed(st) {
                     return Some(Err(e));
@@ -457,50 +541,65 @@ impl Conn {
                 }
                 None
             })?;
-            if let Some(n) = r {
-                break n;
+            if let Some(m) = r {
+                break m;
             }
         };
         if msg_len as u64 > x.len {
             return Err(errno::EMSGSIZE());
         }
-        let frags = msg_len.div_ceil(FRAG).max(1);
-        // Each fragment's payload goes through kernel memory: the receive
-        // buffer is given back (and its device let go) before the copy to
-        // user memory, which may wait on a page for as long as its owner
-        // likes (userfaultfd). Allocated before anything is taken, so
-        // running out of memory leaves the message queued.
-        let mut bounce = KVec::from_elem(0u8, msg_len.clamp(1, FRAG), GFP_KERNEL)?;
-        let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
-        let mut result = Ok(());
-        let mut taken = 0;
-        for _ in 0..frags {
-            let f = self.st.lock().msg.rx.pop();
-            let Some(f) = f else { break };
-            taken += 1;
-            // Once a copy failed, the rest of the message is only dropped.
-            let n = if result.is_ok() {
-                Self::payload_into(&f, HDR, &mut bounce)
-            } else {
-                Ok(0)
+        if announce {
+            return self.recv_announce(x, msg_len, end);
+        }
+        self.recv_one(x, HDR, ms_until(end)?)
+    }
+
+    /// The message the peer announced at the front of the queue
+    /// (`msg_len` bytes, which fit the caller's buffer): READ from the
+    /// regions it names into kernel memory, the announce's receive given
+    /// back and DONE owed, then copied to user memory. A READ that fails
+    /// leaves the announce queued for the next call, unless the peer's side
+    /// refused it: then the peer named memory it does not expose, and the
+    /// connection closes with `EPROTO` (`Conn::complete_op`).
+    fn recv_announce(self: &Arc<Self>, x: &abi::Xfer, msg_len: usize, end: i64) -> Result<u64> {
+        let mut segs = KVec::with_capacity(abi::READ_SEGS as usize, GFP_KERNEL)?;
+        {
+            let st = self.st.lock();
+            let f = st
+                .msg
+                .rx
+                .front()
+                .ok_or_else(|| Self::closed_error(&st))?;
+            for s in abi::ReadSeg::parse(f.buf.get(HDR..f.len).unwrap_or(&[])) {
+                segs.push((s.addr, s.rkey, s.len as usize), GFP_KERNEL)?;
+            }
+        }
+        let chunks = {
+            let _turn = self.take_turns(TURN_OP, end)?;
+            self.require_initiator(true)?;
+            self.st.lock().op.announce = true;
+            let r = self.read_remote(ms_until(end)?, &segs);
+            self.st.lock().op.announce = false;
+            r?
+        };
+        {
+            let mut st = self.st.lock();
+            // Emptied under us: torn down.
+            let Some(f) = st.msg.rx.pop() else {
+                return Err(Self::closed_error(&st));
             };
-            // The buffer goes back to the device and is reposted.
-            self.st.lock().keep_for_repost(f.buf.into_device());
-            result = result.and_then(|()| {
-                let n = n?;
-                writer.write_slice(bounce.get(..n).ok_or(EINVAL)?)
-            });
+            st.keep_for_repost(f.buf.into_device());
+            st.msg.done_owed = true;
         }
-        if result.is_ok() && taken < frags {
-            // The queue was emptied under us: the connection was torn down
-            // (the device went) while a fragment was being copied out.
-            result = Err(Self::closed_error(&self.st.lock()));
+        let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
+        let mut r = Ok(());
+        for c in chunks.iter() {
+            r = r.and_then(|()| writer.write_slice(c));
         }
-        // The message is the caller's now: reposting and returning credits
-        // is best effort here, and a connection that broke meanwhile (the
-        // peer closing after its last message) fails the next call instead.
+        // The message is the caller's now, whatever the DONE does (as in
+        // `recv_one`).
         let _ = self.pump();
-        result.map(|()| msg_len as u64)
+        r.map(|()| msg_len as u64)
     }
 
     /// Copies the data of fragment `f` from byte `from` into `bounce`;
@@ -518,28 +617,41 @@ impl Conn {
     /// A raw RECV: the next received buffer as it came.
     pub(super) fn recv_raw(self: &Arc<Self>, x: &abi::Xfer, timeout: u32) -> Result<u64> {
         self.pump_unless_closed()?;
+        self.recv_one(x, 0, timeout)
+    }
+
+    /// The received SEND at the front of the queue, from byte `from` on
+    /// (after the header of an inline message; all of a raw one), into
+    /// user memory; waits up to `timeout` ms for one. Returns its length.
+    fn recv_one(self: &Arc<Self>, x: &abi::Xfer, from: usize, timeout: u32) -> Result<u64> {
         let len = self.wait(timeout, |st| {
             if let Some(f) = st.msg.rx.front() {
-                return Some(Ok(f.len));
+                return Some(Ok(f.len.saturating_sub(from)));
             }
             Self::receiver_closed(st).map(Err)
         })?;
         if len as u64 > x.len {
             return Err(errno::EMSGSIZE());
         }
-        // Through kernel memory, as in `recv`.
+        // Through kernel memory: the receive buffer is given back (and its
+        // device let go) before the copy to user memory, which may wait on
+        // a page for as long as its owner likes (userfaultfd). Allocated
+        // before anything is taken, so running out of memory leaves the
+        // message queued.
         let mut bounce = KVec::from_elem(0u8, len.max(1), GFP_KERNEL)?;
         let f = self.st.lock().msg.rx.pop();
         // Emptied under us: torn down.
         let f = f.ok_or_else(|| Self::closed_error(&self.st.lock()))?;
-        let n = Self::payload_into(&f, 0, &mut bounce);
+        let n = Self::payload_into(&f, from, &mut bounce);
         self.st.lock().keep_for_repost(f.buf.into_device());
         let r = n.and_then(|n| {
             UserSlice::new(x.buf as usize, n)
                 .writer()
                 .write_slice(bounce.get(..n).ok_or(EINVAL)?)
         });
-        // As in `recv`: the buffer is the caller's, whatever the repost does.
+        // The message is the caller's now: reposting and returning credits
+        // is best effort here, and a connection that broke meanwhile (the
+        // peer closing after its last message) fails the next call instead.
         let _ = self.pump();
         r.map(|()| len as u64)
     }
@@ -625,6 +737,11 @@ impl Conn {
             }
         };
         msg.peer_low = hdr.flags & abi::WIRE_LOW != 0;
+        if hdr.flags & abi::WIRE_DONE != 0 {
+            // The peer has READ this side's announced message: its regions
+            // go (their keys with them), outside `st`.
+            msg.retired = core::mem::take(&mut msg.out);
+        }
         if hdr.flags & abi::WIRE_CREDIT != 0 {
             st.keep_for_repost(cpu.into_device());
             return;
@@ -636,8 +753,8 @@ impl Conn {
             stamp: 0,
         };
         if msg.rx.push(frag).is_err() {
-            // More fragments than receives: cannot happen, as every
-            // fragment took a receive of ours.
+            // More messages than receives: cannot happen, as every message
+            // took a receive of ours.
             self.close_locked(st, errno::EPROTO());
         }
     }

@@ -36,6 +36,10 @@ pub(super) struct Ops {
     pub(super) bufs: KVec<Option<DeviceBuf>>,
     /// When each step's completion was handled (`ktime_get()`, ns).
     pub(super) stamps: KVec<i64>,
+    /// The operation READs a message the peer announced
+    /// (`Conn::recv_announce`): a READ the peer's side refuses means the
+    /// peer named memory it does not expose, a protocol fault (`EPROTO`).
+    pub(super) announce: bool,
 }
 
 impl Ops {
@@ -52,6 +56,7 @@ impl Ops {
             error: None,
             bufs,
             stamps,
+            announce: false,
         })
     }
 }
@@ -179,16 +184,18 @@ impl Conn {
         // a page (userfaultfd) must not hold up the device's removal. Data
         // moves through kernel memory, mapped after it is filled (WRITE)
         // and unmapped before it is copied out (READ).
-        let (iwarp, max_sge_rd) = {
-            let dev = self.op_device()?;
-            (dev.is_iwarp(), dev.attrs().max_sge_rd)
-        };
+        let max_sge_rd = self.op_device()?.attrs().max_sge_rd;
         if !write && max_sge_rd == 0 {
             // Each READ lands in one contiguous buffer: one entry.
             return Err(errno::EOPNOTSUPP());
         }
-        if !write && iwarp {
-            return self.read_iwarp(r);
+        if !write {
+            let chunks = self.read_remote(r.timeout_ms, &[(r.remote_addr, r.rkey, r.len as usize)])?;
+            let mut writer = UserSlice::new(r.buf as usize, r.len as usize).writer();
+            for c in chunks.iter() {
+                writer.write_slice(c)?;
+            }
+            return Ok(());
         }
         let len = r.len as usize;
         let mut chunks = KVec::with_capacity(len.div_ceil(OP_CHUNK), GFP_KERNEL)?;
@@ -197,9 +204,7 @@ impl Conn {
         while off < len {
             let n = (len - off).min(OP_CHUNK);
             let mut data = KVec::from_elem(0u8, n, GFP_KERNEL)?;
-            if write {
-                reader.read_slice(&mut data)?;
-            }
+            reader.read_slice(&mut data)?;
             chunks.push(data, GFP_KERNEL)?;
             off += n;
         }
@@ -211,74 +216,80 @@ impl Conn {
                 r.remote_addr.wrapping_add((i * OP_CHUNK) as u64),
             );
             let rkey = r.rkey;
-            let step = if write {
-                let buf = DeviceBuf::map(&dev, data, Direction::ToDevice)?;
-                Step::Send(SendOp::Write { remote_addr, rkey }, Some(buf), n)
-            } else {
-                let buf = DeviceBuf::map(&dev, data, Direction::FromDevice)?;
-                Step::Send(SendOp::Read { remote_addr, rkey }, Some(buf), n)
-            };
-            steps.push(step, GFP_KERNEL)?;
+            let buf = DeviceBuf::map(&dev, data, Direction::ToDevice)?;
+            steps.push(
+                Step::Send(SendOp::Write { remote_addr, rkey }, Some(buf), n),
+                GFP_KERNEL,
+            )?;
         }
         drop(dev);
-        let bufs = self.run_op(r.timeout_ms, steps)?;
-        if !write {
-            let mut data = KVec::with_capacity(bufs.len(), GFP_KERNEL)?;
-            for b in bufs {
-                data.push(b.ok_or(EIO)?.into_cpu().unmap(), GFP_KERNEL)?;
-            }
-            let mut writer = UserSlice::new(r.buf as usize, len).writer();
-            for d in data.iter() {
-                writer.write_slice(d)?;
-            }
-        }
+        self.run_op(r.timeout_ms, steps)?;
         Ok(())
     }
 
-    /// `IOCTL_RDMA_READ` on iWARP: each chunk lands in a window of its own,
-    /// registered with remote write access (the peer's device writes the
-    /// READ's response through its key), and the READ invalidates that key
-    /// as it completes, so the memory is the CPU's again before it is
-    /// copied out: into kernel memory, and the sinks freed, before the copy
-    /// to user memory. `TURN_OP` held, connected.
-    fn read_iwarp(self: &Arc<Self>, r: &abi::Rdma) -> Result {
-        let len = r.len as usize;
-        // Up to `MAX_MSG_SIZE`: vmalloc'ed if need be. Allocated first, so
-        // that a READ is not done only to be dropped.
-        let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
-        {
-            let pd = self.op_pd()?;
-            let mut sinks = KVec::new();
-            let mut steps = KVec::new();
+    /// RDMA READs of `segs`, each (remote address, key, length), into
+    /// kernel memory, in work requests of at most [`OP_CHUNK`] bytes:
+    /// returns the data, a buffer per work request, in order. The caller
+    /// holds `TURN_OP` and has checked that this side may READ
+    /// ([`Self::require_initiator`], `max_sge_rd`); the device is let go
+    /// before the data is copied anywhere (see [`Self::rdma`]).
+    ///
+    /// On RoCE and IB each READ lands in a buffer mapped for the device
+    /// and unmapped before the CPU reads it. On iWARP each lands in a
+    /// window of its own, registered with remote write access (the peer's
+    /// device writes the READ's response through its key), and the READ
+    /// invalidates that key as it completes, so the memory is the CPU's
+    /// again before it is copied out: into kernel memory, allocated first
+    /// so that a READ is not done only to be dropped.
+    pub(super) fn read_remote(
+        self: &Arc<Self>,
+        timeout_ms: u32,
+        segs: &[(u64, u32, usize)],
+    ) -> Result<KVec<KVec<u8>>> {
+        let pd = self.op_pd()?;
+        let iwarp = pd.device().is_iwarp();
+        let mut out = KVec::new();
+        let mut sinks = KVec::new();
+        let mut steps = KVec::new();
+        for &(addr, rkey, len) in segs {
             let mut off = 0;
             while off < len {
-                let chunk = (len - off).min(OP_CHUNK);
-                let sink = Region::new(&pd, chunk, 0)?;
-                let remote_addr = r.remote_addr.wrapping_add(off as u64);
-                steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
-                steps.push(
-                    Step::ReadInto(sink.clone(), remote_addr, r.rkey, chunk),
-                    GFP_KERNEL,
-                )?;
-                sinks.push(sink, GFP_KERNEL)?;
-                off += chunk;
+                let n = (len - off).min(OP_CHUNK);
+                let remote_addr = addr.wrapping_add(off as u64);
+                let data = KVec::from_elem(0u8, n, GFP_KERNEL)?;
+                if iwarp {
+                    let sink = Region::new(&pd, n, 0)?;
+                    steps.push(Step::Reg(sink.clone(), Access::REMOTE_WRITE), GFP_KERNEL)?;
+                    steps.push(
+                        Step::ReadInto(sink.clone(), remote_addr, rkey, n),
+                        GFP_KERNEL,
+                    )?;
+                    sinks.push(sink, GFP_KERNEL)?;
+                    out.push(data, GFP_KERNEL)?;
+                } else {
+                    let buf = DeviceBuf::map(pd.device(), data, Direction::FromDevice)?;
+                    let op = SendOp::Read { remote_addr, rkey };
+                    steps.push(Step::Send(op, Some(buf), n), GFP_KERNEL)?;
+                }
+                off += n;
             }
-            drop(pd);
-            self.run_op(r.timeout_ms, steps)?;
+        }
+        drop(pd);
+        let bufs = self.run_op(timeout_ms, steps)?;
+        if iwarp {
             {
                 let mut st = self.st.lock();
                 st.info.read_sinks = st.info.read_sinks.saturating_add(sinks.len() as u32);
             }
-            let mut off = 0;
-            for sink in sinks.iter() {
-                let part = data.get_mut(off..off + sink.len()).ok_or(EINVAL)?;
-                sink.read(0, part)?;
-                off += sink.len();
+            for (sink, data) in sinks.iter().zip(out.iter_mut()) {
+                sink.read(0, data)?;
+            }
+        } else {
+            for b in bufs {
+                out.push(b.ok_or(EIO)?.into_cpu().unmap(), GFP_KERNEL)?;
             }
         }
-        UserSlice::new(r.buf as usize, len)
-            .writer()
-            .write_slice(&data)
+        Ok(out)
     }
 
     /// `IOCTL_ATOMIC`: returns the remote value before the operation.
@@ -369,7 +380,13 @@ impl Conn {
             // as a message does (`Conn::wait_sent`): the peer went, so its
             // answers stopped. One the peer answered (`EACCES`,
             // `EREMOTEIO`) keeps its own.
-            op.error = Some(match (wc.errno(), closed) {
+            let e = wc.errno();
+            if op.announce && !wc.flushed() && (e == EACCES || e == errno::EREMOTEIO()) {
+                op.error = Some(errno::EPROTO());
+                self.wire_fault(st, abi::WireFault::Announce, &[]);
+                return;
+            }
+            op.error = Some(match (e, closed) {
                 (e, Some(closed)) if e == errno::ETIMEDOUT() => closed,
                 (e, _) => e,
             });

@@ -32,9 +32,6 @@ errnos!(
     EMSGSIZE,
     EPROTO,
     EOPNOTSUPP,
+    EREMOTEIO,
 );
 
-// Of the codes the series adds to `kernel::error::code`, those only its
-// files use (built here on a kernel without the series; see Kbuild).
-#[cfg(not(rkrust_kernel_rdma))]
-errnos!(EREMOTEIO);

@@ -382,6 +382,12 @@ impl WireRx {
         self.peer_announce = false;
     }
 
+    /// A DONE that [`Self::done_sent`] was told of could not be sent after
+    /// all: the peer's announce is still unanswered.
+    pub fn done_unsent(&mut self) {
+        self.peer_announce = true;
+    }
+
     /// Checks one received SEND, `b` (exactly the bytes received), against
     /// the protocol and this stream. `credits` are the receiver's credits
     /// before it. Returns the header, and the credits after adding its

@@ -19,11 +19,15 @@ use std::io;
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
+// The peer keeps the most receives, each as large as a raw connection's
+// (which fits a message connection's too), and says so in its setup data.
 const RECV_DEPTH: usize = abi::RECV_DEPTH as usize;
 const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
-const FRAG: usize = RECV_BUF - HDR;
-const MAX_FRAGS: usize = (abi::MAX_MSG_SIZE as usize).div_ceil(FRAG);
+/// Slots of the send region, a receive buffer each: `send_wire` may use
+/// all but the last, which is the credit message's.
+const SEND_SLOTS: usize = RECV_DEPTH;
+const CREDIT_SLOT: usize = SEND_SLOTS - 1;
 /// How long a wait for the peer (a message, credits, a completion) lasts,
 /// in ms: the command line's `--msg-timeout-ms` (20 s unless told).
 static TIMEOUT_MS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(20_000);
@@ -122,9 +126,9 @@ struct State {
     credits: u32,
     pending_grant: u32,
     peer_low: bool,
-    /// Received data fragments: (receive slot, length, header), each
-    /// checked by `wire`; on a raw connection every received buffer, with
-    /// a default header.
+    /// Received messages (inline, or announces): (receive slot, length,
+    /// header), each checked by `wire`; on a raw connection every received
+    /// buffer, with a default header.
     rx: VecDeque<(usize, usize, WireHdr)>,
     /// A raw connection (`connect_raw`): no header, no credits.
     raw: bool,
@@ -132,6 +136,12 @@ struct State {
     wire: abi::WireRx,
     /// The peer's receive depth, from its setup data.
     peer_depth: u32,
+    /// The peer READs announces (its setup data).
+    peer_reads: bool,
+    /// This side READ the peer's announced message and owes it DONE.
+    done_owed: bool,
+    /// A credit message (its slot is `CREDIT_SLOT`) is in flight.
+    credit_inflight: bool,
     sends_inflight: u32,
     ops_inflight: u32,
     /// The first failure of a send or receive: (errno, what).
@@ -146,6 +156,9 @@ pub struct UPeer {
     send: Region,
     op: Region,
     st: RefCell<State>,
+    /// The region of this side's announced message, registered for the
+    /// peer to READ, until its DONE.
+    out: RefCell<Option<Region>>,
     /// Windows exposed by this peer: id is the index.
     windows: RefCell<Vec<Option<Region>>>,
     /// `disconnect` was called: the drop does not disconnect again.
@@ -213,9 +226,11 @@ fn create_ep(addr: &abi::Addr, passive: bool) -> Result<*mut rdma_cm_id> {
     Ok(id)
 }
 
-/// This side's setup data (`abi::SetupData`): it keeps the default depth.
+/// This side's setup data (`abi::SetupData`): it keeps the most receives
+/// and READs announces.
 const SETUP: [u8; abi::SETUP_DATA_SIZE] = abi::SetupData {
     recv_depth: abi::RECV_DEPTH,
+    reads: true,
 }
 .encode();
 
@@ -233,15 +248,14 @@ fn conn_param(resp: u32, init: u32, setup: &[u8]) -> rdma_conn_param {
     p
 }
 
-/// The peer's receive depth from the private data of the event a
-/// synchronous `id` holds (its connect request, or the reply its
-/// `rdma_connect` got): `abi::RECV_DEPTH` if it sent no setup data,
-/// `EPROTO` if its setup data is bad.
+/// The peer's setup data from the private data of the event a synchronous
+/// `id` holds (its connect request, or the reply its `rdma_connect` got):
+/// `abi::SetupData::FOREIGN` if it sent none, `EPROTO` if it is bad.
 ///
 /// # Safety
 ///
 /// `id` is a valid synchronous `rdma_cm_id`.
-unsafe fn peer_depth(id: *mut rdma_cm_id) -> Result<u32> {
+unsafe fn peer_setup(id: *mut rdma_cm_id) -> Result<abi::SetupData> {
     // SAFETY: `id` is valid (the caller's contract); its event, if any, is
     // the last one it took, and lives until the next.
     let ev = unsafe { (*id).event };
@@ -259,7 +273,7 @@ unsafe fn peer_depth(id: *mut rdma_cm_id) -> Result<u32> {
             }
         }
     };
-    abi::SetupData::peer_depth(data)
+    abi::SetupData::of_peer(data)
         .map_err(|_| io::Error::from_raw_os_error(libc::EPROTO))
         .context("bad setup data")
 }
@@ -354,7 +368,7 @@ impl Listener {
         println!("negotiated resp={resp} init={init} (peer asked {asked_resp}/{asked_init})");
         // SAFETY: `id` is the request's synchronous id, its event still held
         // (`rdma_accept` takes the next).
-        let depth = match unsafe { peer_depth(id) } {
+        let depth = match unsafe { peer_setup(id) } {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: `id` is the request's; rejected, then destroyed.
@@ -412,18 +426,19 @@ impl UPeer {
             return Err(e);
         }
         // SAFETY: a synchronous id holds the reply's ESTABLISHED event.
-        let depth = unsafe { peer_depth(peer.id) }?;
+        let depth = unsafe { peer_setup(peer.id) }?;
         peer.learn_peer(depth);
         Ok(peer)
     }
 
-    /// The peer's receive depth: the credits this side starts with, and
-    /// the most a grant may bring it to.
-    fn learn_peer(&self, depth: u32) {
+    /// The peer's setup data: its depth is the credits this side starts
+    /// with, and the most a grant may bring it to.
+    fn learn_peer(&self, peer: abi::SetupData) {
         let mut st = self.st.borrow_mut();
-        st.peer_depth = depth;
-        st.credits = depth;
-        st.wire.set_peer_depth(depth);
+        st.peer_depth = peer.recv_depth;
+        st.peer_reads = peer.reads;
+        st.credits = peer.recv_depth;
+        st.wire.set_peer_depth(peer.recv_depth);
     }
 
     fn setup(id: *mut rdma_cm_id) -> Result<Self> {
@@ -440,9 +455,13 @@ impl UPeer {
         let peer = Self {
             id,
             recv: Region::new(pd, RECV_DEPTH * RECV_BUF, local)?,
-            send: Region::new(pd, (MAX_FRAGS + 1) * RECV_BUF, local)?,
+            send: Region::new(pd, SEND_SLOTS * RECV_BUF, local)?,
             op: Region::new(pd, abi::MAX_MSG_SIZE as usize, op_access)?,
-            st: RefCell::new(State::default()),
+            st: RefCell::new(State {
+                wire: abi::WireRx::new(abi::RECV_DEPTH, true),
+                ..State::default()
+            }),
+            out: RefCell::new(None),
             windows: RefCell::new(Vec::new()),
             disconnected: Cell::new(false),
             peer_gone: Cell::new(false),
@@ -587,6 +606,11 @@ impl UPeer {
                     }
                 };
                 st.peer_low = hdr.flags & abi::WIRE_LOW != 0;
+                if hdr.flags & abi::WIRE_DONE != 0 {
+                    // The peer READ this side's announced message: its
+                    // region goes, and its key with it.
+                    self.out.borrow_mut().take();
+                }
                 if hdr.flags & abi::WIRE_CREDIT != 0 {
                     drop(st);
                     self.post_recv(idx)?;
@@ -597,6 +621,9 @@ impl UPeer {
             }
             WR_SEND => {
                 st.sends_inflight -= 1;
+                if idx == CREDIT_SLOT {
+                    st.credit_inflight = false;
+                }
                 if !ok {
                     st.error.get_or_insert((
                         wc_errno(wc.status),
@@ -686,33 +713,37 @@ impl UPeer {
         }
     }
 
-    /// Sends the credits back when the peer needs them.
+    /// Sends the credits back when the peer needs them, and the DONE this
+    /// side owes.
     fn maybe_send_credits(&self) -> Result<()> {
-        let (grant, low) = {
+        let (grant, low, done) = {
             let mut st = self.st.borrow_mut();
-            let due = st.pending_grant > 0
-                && (st.peer_low || st.pending_grant >= abi::GRANT_BATCH)
+            let grants_due = st.pending_grant > 0
+                && (st.peer_low || st.pending_grant >= abi::grant_batch(abi::RECV_DEPTH));
+            let due = !st.raw
+                && (grants_due || st.done_owed)
                 && st.credits >= 1
-                && st.sends_inflight == 0;
+                && !st.credit_inflight
+                && st.error.is_none();
             if !due {
                 return Ok(());
             }
             st.credits -= 1;
             st.peer_low = false;
             st.sends_inflight += 1;
-            (std::mem::take(&mut st.pending_grant), st.credits < 2)
+            st.credit_inflight = true;
+            let done = std::mem::take(&mut st.done_owed);
+            if done {
+                st.wire.done_sent();
+            }
+            (std::mem::take(&mut st.pending_grant), st.credits < 2, done)
         };
-        let hdr = WireHdr {
-            flags: abi::WIRE_CREDIT | if low { abi::WIRE_LOW } else { 0 },
-            grant,
-            ..Default::default()
-        };
-        // The last slot of the send region is the credit message's.
-        let off = MAX_FRAGS * RECV_BUF;
-        // No request uses this slot: `sends_inflight` was 0.
+        let hdr = WireHdr::credit(grant, low, done);
+        let off = CREDIT_SLOT * RECV_BUF;
+        // No request uses this slot: no credit message is in flight.
         self.send.buf.borrow_mut()[off..off + HDR].copy_from_slice(&hdr.encode());
         self.post(
-            WR_SEND,
+            WR_SEND | CREDIT_SLOT as u64,
             ibv_wr_opcode::IBV_WR_SEND,
             &self.send,
             off,
@@ -721,10 +752,9 @@ impl UPeer {
             None,
         )
         .context("send credits")?;
-        // Not waited for: its completion is reaped by whatever waits next
-        // (its slot is its own, and no other credit message goes out while
-        // it is in flight). A receive whose peer closed right after its last
-        // message must not fail on the credits it returns.
+        // Not waited for: its completion is reaped by whatever waits next.
+        // A receive whose peer closed right after its last message must not
+        // fail on the credits it returns.
         Ok(())
     }
 }
@@ -768,11 +798,11 @@ impl UPeer {
     }
 
     /// Posts one SEND for each of `sends`, exactly those bytes (each at most
-    /// a receive buffer, at most `MAX_FRAGS + 1` of them), and waits until
+    /// a receive buffer, fewer than `SEND_SLOTS` of them), and waits until
     /// all completed. Credits are neither spent nor checked: the caller keeps
     /// within the receives the other side posted.
     pub fn send_wire(&self, sends: &[Vec<u8>]) -> Result<()> {
-        if sends.len() > MAX_FRAGS + 1 || sends.iter().any(|b| b.len() > RECV_BUF) {
+        if sends.len() >= SEND_SLOTS || sends.iter().any(|b| b.len() > RECV_BUF) {
             bail!("send_wire: {} SENDs, too many or too large", sends.len());
         }
         self.wait("earlier sends", |st| st.sends_inflight == 0)?;
@@ -830,83 +860,109 @@ impl UPeer {
 
 impl Endpoint for UPeer {
     fn send_msg(&self, data: &[u8]) -> Result<()> {
-        let most = abi::max_msg_size(self.st.borrow().peer_depth);
-        if data.len() as u64 > most {
-            return Err(io::Error::from_raw_os_error(libc::EMSGSIZE)).with_context(|| {
-                format!("message of {} bytes, the peer takes {most}", data.len())
-            });
+        let len = data.len();
+        let announce = len > abi::MAX_INLINE_MSG as usize;
+        if len as u64 > abi::MAX_MSG_SIZE || (announce && !self.st.borrow().peer_reads) {
+            return Err(io::Error::from_raw_os_error(libc::EMSGSIZE))
+                .with_context(|| format!("message of {len} bytes"));
         }
-        let frags = data.len().div_ceil(FRAG).max(1);
-        self.wait("credits", |st| st.credits as usize > frags)?;
-        // No send is in flight, so the send region is ours to fill.
-        for i in 0..frags {
-            let chunk = (data.len() - i * FRAG).min(FRAG);
-            let (grant, low) = {
-                let mut st = self.st.borrow_mut();
-                st.credits -= 1;
-                st.peer_low = false;
-                st.sends_inflight += 1;
-                (std::mem::take(&mut st.pending_grant), st.credits < 2)
-            };
-            let hdr = WireHdr::fragment(data.len() as u32, i as u32, grant, low);
-            let off = i * RECV_BUF;
-            {
-                // Each fragment has its own slot.
-                let mut b = self.send.buf.borrow_mut();
-                b[off..off + HDR].copy_from_slice(&hdr.encode());
-                b[off + HDR..off + HDR + chunk].copy_from_slice(&data[i * FRAG..i * FRAG + chunk]);
+        self.maybe_send_credits()?;
+        // A credit, and for an announce the peer's DONE of the one before;
+        // no send in flight, so slot 0 of the send region is ours.
+        self.wait("credits", |st| {
+            st.credits > 1 && !(announce && st.wire.awaiting_done()) && st.sends_inflight == 0
+        })?;
+        let (grant, low) = {
+            let mut st = self.st.borrow_mut();
+            st.credits -= 1;
+            st.peer_low = false;
+            st.sends_inflight += 1;
+            (std::mem::take(&mut st.pending_grant), st.credits < 2)
+        };
+        let hdr = WireHdr::message(len as u32, grant, low);
+        let mut wire_len = HDR;
+        {
+            let mut b = self.send.buf.borrow_mut();
+            b[..HDR].copy_from_slice(&hdr.encode());
+            if announce {
+                // A fresh registration, READ access only, for this message.
+                // SAFETY: the endpoint's PD is valid.
+                let pd = unsafe { (*self.id).pd };
+                let r = Region::new(pd, len, ibv_access_flags::IBV_ACCESS_REMOTE_READ.0)?;
+                r.buf.borrow_mut()[..len].copy_from_slice(data);
+                let mut off = 0;
+                for seg in abi::ReadSeg::lens(len as u32) {
+                    let s = abi::ReadSeg {
+                        addr: r.addr(off),
+                        rkey: r.rkey(),
+                        len: seg,
+                    };
+                    b[wire_len..wire_len + s.encode().len()].copy_from_slice(&s.encode());
+                    wire_len += s.encode().len();
+                    off += seg as usize;
+                }
+                self.st.borrow_mut().wire.announce_sent();
+                *self.out.borrow_mut() = Some(r);
+            } else {
+                b[HDR..HDR + len].copy_from_slice(data);
+                wire_len += len;
             }
-            self.post(
-                WR_SEND,
-                ibv_wr_opcode::IBV_WR_SEND,
-                &self.send,
-                off,
-                HDR + chunk,
-                None,
-                None,
-            )
-            .context("ibv_post_send")?;
         }
+        self.post(
+            WR_SEND,
+            ibv_wr_opcode::IBV_WR_SEND,
+            &self.send,
+            0,
+            wire_len,
+            None,
+            None,
+        )
+        .context("ibv_post_send")?;
         self.wait("send", |st| st.sends_inflight == 0)
     }
 
     fn recv_msg(&self, buf: &mut [u8]) -> Result<usize> {
-        self.wait("receive", |st| match st.rx.front() {
-            Some((_, _, h)) => st.rx.len() >= (h.msg_len as usize).div_ceil(FRAG).max(1),
-            None => false,
-        })?;
-        let msg_len = self
-            .st
-            .borrow()
-            .rx
-            .front()
-            .map(|(_, _, h)| h.msg_len as usize)
-            .unwrap_or(0);
+        self.maybe_send_credits()?;
+        self.wait("receive", |st| !st.rx.is_empty())?;
+        let (slot, len, hdr) = *self.st.borrow().rx.front().context("no message")?;
+        let msg_len = hdr.msg_len as usize;
         if msg_len > buf.len() {
             bail!("message of {msg_len} bytes does not fit");
         }
-        let frags = msg_len.div_ceil(FRAG).max(1);
-        let mut at = 0;
-        for _ in 0..frags {
-            let (slot, len, _) = self
-                .st
-                .borrow_mut()
-                .rx
-                .pop_front()
-                .context("fragment missing")?;
-            let n = len - HDR;
-            let Some(dst) = buf.get_mut(at..at + n).filter(|_| at + n <= msg_len) else {
-                // The fragments carry more than the header's msg_len.
-                let e = io::Error::from_raw_os_error(libc::EPROTO);
-                return Err(anyhow::Error::new(e).context("receive: fragments overrun the message"));
-            };
-            dst.copy_from_slice(
-                &self.recv.buf.borrow()[slot * RECV_BUF + HDR..slot * RECV_BUF + len],
-            );
-            at += n;
-            self.post_recv(slot)?;
-            self.st.borrow_mut().pending_grant += 1;
+        let at = slot * RECV_BUF;
+        if hdr.flags & abi::WIRE_READ != 0 {
+            // READ what the announce names into the op region, in order.
+            let segs: Vec<abi::ReadSeg> =
+                abi::ReadSeg::parse(&self.recv.buf.borrow()[at + HDR..at + len]).collect();
+            let mut off = 0;
+            self.st.borrow_mut().op_error = None;
+            for s in &segs {
+                self.st.borrow_mut().ops_inflight += 1;
+                self.post(
+                    WR_OP,
+                    ibv_wr_opcode::IBV_WR_RDMA_READ,
+                    &self.op,
+                    off,
+                    s.len as usize,
+                    Some((s.addr, s.rkey)),
+                    None,
+                )?;
+                off += s.len as usize;
+            }
+            self.wait("read", |st| st.ops_inflight == 0)?;
+            if let Some(e) = self.st.borrow().op_error {
+                // The peer named memory it does not expose.
+                let e = io::Error::from_raw_os_error(if e == libc::EACCES { libc::EPROTO } else { e });
+                return Err(anyhow::Error::new(e).context("receive: READ of an announced message"));
+            }
+            buf[..msg_len].copy_from_slice(&self.op.buf.borrow()[..msg_len]);
+            self.st.borrow_mut().done_owed = true;
+        } else {
+            buf[..msg_len].copy_from_slice(&self.recv.buf.borrow()[at + HDR..at + HDR + msg_len]);
         }
+        self.st.borrow_mut().rx.pop_front();
+        self.post_recv(slot)?;
+        self.st.borrow_mut().pending_grant += 1;
         // The message is ours; a failure to return credits shows on the
         // next call, as a broken connection.
         let _ = self.maybe_send_credits();
