@@ -7,13 +7,17 @@
 //! Each round opens one connection between a file of the module and this
 //! peer, the module listening or connecting by turns, and sends one lie
 //! (or, sometimes, the truth), chosen by a seeded generator: grants of
-//! `u32::MAX`, 1, 0 and random; lengths over the maximum; fragments out of
-//! order, duplicated, missing or longer than announced; unknown flags and
-//! versions; FIRST in the middle; garbage; credit messages with data or in a
-//! flood; a disconnect in the middle of a message. The module's file then
-//! receives and must see exactly what the rules say: the honest messages,
-//! whole and intact, then `EPROTO` for a broken rule (`ECONNRESET` for the
-//! disconnect), with the connection closed on that errno.
+//! `u32::MAX`, 1, 0 and random; lengths over the maximum, inline messages
+//! too long or longer than they say; messages that are not whole; unknown
+//! flags and versions; garbage; credit messages with data or in a flood;
+//! announces whose segments are bad, that could have been inline, that name
+//! a key already revoked, or come twice; a DONE nothing waits for; a
+//! disconnect after a message. The module's file then receives and must
+//! see exactly what the rules say: the honest messages, intact, then
+//! `EPROTO` for a broken rule (`ECONNRESET` for the disconnect, and on
+//! iWARP for a READ the liar refuses: its TERMINATE ends the connection
+//! before the module learns why), with the connection closed on that
+//! errno.
 //!
 //! Meanwhile a bystander, a connection between two other files of the
 //! module, echoes pattern messages and checks every byte: a lie must cost
@@ -32,9 +36,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const RECV_BUF: usize = abi::RECV_BUF_SIZE as usize;
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
-const FRAG: usize = RECV_BUF - HDR;
+/// The longest inline message.
+const INLINE: usize = abi::MAX_INLINE_MSG as usize;
 /// Every wait of the module's file in a round.
 const WAIT_MS: u32 = 20_000;
 
@@ -67,7 +71,8 @@ pub struct HostileArgs {
 /// The lies, and the one truth that is told among them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Lie {
-    /// An honest message of 0 to 3 fragments with a grant of 0.
+    /// An honest message with a grant of 0: inline, or announced and READ
+    /// from a region of the liar's.
     Honest,
     /// A grant of `u32::MAX`.
     GrantMax,
@@ -75,33 +80,41 @@ pub enum Lie {
     GrantOne,
     /// A random grant above the receive depth.
     GrantRandom,
-    /// `msg_len` above the maximum message.
+    /// An announce of more than the maximum message.
     LenOverMax,
-    /// Three fragments sent 0, 2, 1.
-    OutOfOrder,
-    /// A fragment sent twice.
-    Duplicate,
-    /// A fragment never sent; the next message follows.
-    Missing,
-    /// A payload longer than `msg_len`.
+    /// An inline message longer than `MAX_INLINE_MSG`.
+    InlineTooLong,
+    /// An inline payload longer or shorter than `msg_len`.
     LongerThanAnnounced,
+    /// A message without FIRST or LAST, or with an offset.
+    NotWhole,
     /// A flag no version defines.
     UnknownFlags,
-    /// Another version byte.
+    /// Another version byte (version 1 among them).
     BadVersion,
-    /// FIRST on the second fragment.
-    FirstInMiddle,
     /// One to eight SENDs of random bytes.
     Garbage,
     /// A credit-only message that carries a payload.
     CreditWithData,
     /// Thirty credit-only messages (grant 0), then an honest message.
     CreditFlood,
-    /// The first fragment of a two-fragment message, then a disconnect.
-    DisconnectMidMessage,
+    /// An honest message, then a disconnect.
+    DisconnectAfterMessage,
     /// Setup data (the connection's private data) that is short, of
-    /// another version, or with a receive depth out of range.
+    /// another version, with an unknown flag or with a receive depth out
+    /// of range.
     BadSetup,
+    /// An announce whose segments are none, too many, empty, too long,
+    /// wrap the address space, or do not add up to `msg_len`.
+    BadSegments,
+    /// An announce of a message short enough to go inline.
+    AnnounceShort,
+    /// An announce naming a region the liar has already revoked.
+    AnnounceRevoked,
+    /// Two announces (of revoked regions), the second before any DONE.
+    AnnounceTwice,
+    /// DONE when the module announced nothing.
+    DoneUnasked,
 }
 
 const LIES: &[Lie] = &[
@@ -110,18 +123,21 @@ const LIES: &[Lie] = &[
     Lie::GrantOne,
     Lie::GrantRandom,
     Lie::LenOverMax,
-    Lie::OutOfOrder,
-    Lie::Duplicate,
-    Lie::Missing,
+    Lie::InlineTooLong,
     Lie::LongerThanAnnounced,
+    Lie::NotWhole,
     Lie::UnknownFlags,
     Lie::BadVersion,
-    Lie::FirstInMiddle,
     Lie::Garbage,
     Lie::CreditWithData,
     Lie::CreditFlood,
-    Lie::DisconnectMidMessage,
+    Lie::DisconnectAfterMessage,
     Lie::BadSetup,
+    Lie::BadSegments,
+    Lie::AnnounceShort,
+    Lie::AnnounceRevoked,
+    Lie::AnnounceTwice,
+    Lie::DoneUnasked,
 ];
 
 /// What the module's file must see, in order.
@@ -131,6 +147,16 @@ enum Expect {
     Msg { len: usize, index: u64 },
     /// This errno, and the connection closed with it.
     Errno(i32),
+    /// The liar's READ refused: `EPROTO` on RoCE; on iWARP the liar's
+    /// TERMINATE ends the connection first (`ECONNRESET`).
+    Refused,
+}
+
+/// A region the liar exposes for the module to READ, named by an announce.
+struct Exposed {
+    data: Vec<u8>,
+    /// Revoked before the announce goes.
+    revoked: bool,
 }
 
 /// One round's SENDs and what they must cause.
@@ -141,25 +167,29 @@ struct Round {
     setup: Vec<u8>,
     /// Disconnect after the SENDs instead of waiting for the module.
     disconnect: bool,
+    /// The regions SENDs announce: SEND `i` of those whose header says
+    /// READ gets its segments from region `i`, cut as an honest sender
+    /// cuts them ([`announce`]).
+    exposed: Vec<Exposed>,
     expect: Vec<Expect>,
 }
 
-/// The SENDs of an honest message: pattern message `index` of `seed`,
-/// `len` bytes, as the module and the userspace peer fragment it.
-fn honest(len: usize, seed: u64, index: u64) -> Vec<Vec<u8>> {
+/// An honest inline message: pattern message `index` of `seed`, `len`
+/// bytes (at most `INLINE`).
+fn honest(len: usize, seed: u64, index: u64) -> Vec<u8> {
     let mut data = vec![0u8; len];
     pattern::fill(&mut data, seed, index);
-    let frags = len.div_ceil(FRAG).max(1);
-    (0..frags)
-        .map(|i| {
-            let off = i * FRAG;
-            let chunk = (len - off).min(FRAG);
-            let hdr = WireHdr::fragment(len as u32, i as u32, 0, false);
-            let mut b = hdr.encode().to_vec();
-            b.extend_from_slice(&data[off..off + chunk]);
-            b
-        })
-        .collect()
+    let mut b = WireHdr::message(len as u32, 0, false).encode().to_vec();
+    b.extend_from_slice(&data);
+    b
+}
+
+/// The header of an announce of `len` bytes; its segments are filled in
+/// once the region is exposed ([`fill_announces`]).
+fn announce(len: usize) -> Vec<u8> {
+    let mut h = WireHdr::message(len as u32, 0, false);
+    h.flags |= abi::WIRE_READ;
+    h.encode().to_vec()
 }
 
 /// Rewrites the header of one SEND.
@@ -169,31 +199,51 @@ fn edit(b: &mut [u8], f: impl FnOnce(&mut WireHdr)) {
     b[..HDR].copy_from_slice(&h.encode());
 }
 
+/// An announce payload of `segs`, each (address, length), key 7.
+fn segs(segs: &[(u64, u32)]) -> Vec<u8> {
+    segs.iter()
+        .flat_map(|&(addr, len)| abi::ReadSeg { addr, rkey: 7, len }.encode())
+        .collect()
+}
+
 fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
     let eproto = Expect::Errno(libc::EPROTO);
     let mut expect = Vec::new();
     let mut sends = Vec::new();
+    let mut exposed = Vec::new();
     let mut setup = abi::SetupData {
         recv_depth: abi::RECV_DEPTH,
+        reads: true,
     }
     .encode()
     .to_vec();
     // Sometimes an honest message first: the lie must not spoil it (a lie
     // told while connecting comes before any message).
     if lie != Lie::Honest && lie != Lie::BadSetup && rng.one_in(3) {
-        let len = rng.below(3 * FRAG as u64) as usize;
-        sends.extend(honest(len, seed, 0));
+        let len = rng.below(INLINE as u64 + 1) as usize;
+        sends.push(honest(len, seed, 0));
         expect.push(Expect::Msg { len, index: 0 });
     }
     let index = expect.len() as u64;
-    let three = 2 * FRAG + 1 + rng.below(FRAG as u64 - 1) as usize;
-    let one = 1 + rng.below(FRAG as u64 - 1) as usize;
+    let one = 1 + rng.below(INLINE as u64 - 1) as usize;
+    let big = INLINE + 1 + rng.below(abi::MAX_MSG_SIZE - INLINE as u64) as usize;
     let mut disconnect = false;
     let mut lie_sends = match lie {
         Lie::Honest => {
-            let len = rng.below(3 * FRAG as u64 + 1) as usize;
-            expect.push(Expect::Msg { len, index });
-            honest(len, seed, index)
+            if rng.one_in(3) {
+                let mut data = vec![0u8; big];
+                pattern::fill(&mut data, seed, index);
+                exposed.push(Exposed {
+                    data,
+                    revoked: false,
+                });
+                expect.push(Expect::Msg { len: big, index });
+                vec![announce(big)]
+            } else {
+                let len = rng.below(INLINE as u64 + 1) as usize;
+                expect.push(Expect::Msg { len, index });
+                vec![honest(len, seed, index)]
+            }
         }
         Lie::GrantMax | Lie::GrantOne | Lie::GrantRandom => {
             let grant = match lie {
@@ -202,74 +252,64 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
                 _ => abi::RECV_DEPTH + 1 + rng.below(u64::from(u32::MAX - abi::RECV_DEPTH)) as u32,
             };
             let mut s = honest(one, seed, index);
-            edit(&mut s[0], |h| h.grant = grant);
+            edit(&mut s, |h| h.grant = grant);
             expect.push(eproto);
-            s
+            vec![s]
         }
         Lie::LenOverMax => {
-            let mut s = honest(FRAG, seed, index);
             let over = abi::MAX_MSG_SIZE as u32 + 1;
             let len = over + rng.below(u64::from(u32::MAX - over)) as u32;
-            edit(&mut s[0], |h| {
-                h.msg_len = len;
-                h.flags = abi::WIRE_FIRST;
-            });
+            let mut s = announce(INLINE + 1);
+            edit(&mut s, |h| h.msg_len = len);
+            s.extend(segs(&[(0x1000, abi::READ_SEG_SIZE)]));
             expect.push(eproto);
-            s
+            vec![s]
         }
-        Lie::OutOfOrder => {
-            let mut s = honest(three, seed, index);
-            s.swap(1, 2);
+        Lie::InlineTooLong => {
+            let len = INLINE + 1 + rng.below(100) as usize;
+            let mut s = WireHdr::message(INLINE as u32, 0, false).encode().to_vec();
+            edit(&mut s, |h| h.msg_len = len as u32);
+            s.resize(HDR + len, 0x5a);
             expect.push(eproto);
-            s
-        }
-        Lie::Duplicate => {
-            let mut s = honest(three, seed, index);
-            let i = rng.below(3) as usize;
-            let dup = s[i].clone();
-            s.insert(i, dup);
-            if i == 2 {
-                // The message is whole before the copy of its last fragment
-                // comes: it is delivered, and the copy breaks the rules.
-                expect.push(Expect::Msg { len: three, index });
-            }
-            expect.push(eproto);
-            s
-        }
-        Lie::Missing => {
-            let mut s = honest(three, seed, index);
-            s.remove(1 + rng.below(2) as usize);
-            // The next message shows the gap.
-            s.extend(honest(one, seed, index + 1));
-            expect.push(eproto);
-            s
+            vec![s]
         }
         Lie::LongerThanAnnounced => {
             let mut s = honest(one, seed, index);
-            let extra = 1 + rng.below((RECV_BUF - HDR - one) as u64) as usize;
-            let n = s[0].len() + extra;
-            s[0].resize(n, 0x5a);
+            if rng.one_in(2) {
+                s.truncate(s.len() - 1);
+            } else {
+                let extra = 1 + rng.below((INLINE - one) as u64) as usize;
+                s.resize(s.len() + extra, 0x5a);
+            }
             expect.push(eproto);
-            s
+            vec![s]
+        }
+        Lie::NotWhole => {
+            let mut s = honest(one, seed, index);
+            match rng.below(3) {
+                0 => edit(&mut s, |h| h.flags &= !abi::WIRE_FIRST),
+                1 => edit(&mut s, |h| h.flags &= !abi::WIRE_LAST),
+                _ => edit(&mut s, |h| h.offset = 1 + rng.below(u64::from(u32::MAX - 1)) as u32),
+            }
+            expect.push(eproto);
+            vec![s]
         }
         Lie::UnknownFlags => {
             let mut s = honest(one, seed, index);
-            let bit = 0x10u8 << rng.below(4);
-            edit(&mut s[0], |h| h.flags |= bit);
+            let bit = 0x40u8 << rng.below(2);
+            edit(&mut s, |h| h.flags |= bit);
             expect.push(eproto);
-            s
+            vec![s]
         }
         Lie::BadVersion => {
             let mut s = honest(one, seed, index);
-            s[0][0] = 2 + rng.below(254) as u8;
+            s[0] = match rng.below(3) {
+                0 => 1,
+                1 => 0,
+                _ => 3 + rng.below(253) as u8,
+            };
             expect.push(eproto);
-            s
-        }
-        Lie::FirstInMiddle => {
-            let mut s = honest(three, seed, index);
-            edit(&mut s[1], |h| h.flags |= abi::WIRE_FIRST);
-            expect.push(eproto);
-            s
+            vec![s]
         }
         Lie::Garbage => {
             let n = 1 + rng.below(8) as usize;
@@ -287,34 +327,32 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
                 .collect()
         }
         Lie::CreditWithData => {
-            let hdr = WireHdr {
-                flags: abi::WIRE_CREDIT,
-                ..Default::default()
-            };
-            let mut b = hdr.encode().to_vec();
+            let mut b = WireHdr::credit(0, false, false).encode().to_vec();
             b.resize(HDR + 1 + rng.below(100) as usize, 0x33);
             expect.push(eproto);
             vec![b]
         }
         Lie::CreditFlood => {
-            let hdr = WireHdr {
-                flags: abi::WIRE_CREDIT,
-                ..Default::default()
-            };
-            let mut s = vec![hdr.encode().to_vec(); 30];
-            s.extend(honest(one, seed, index));
+            let mut s = vec![WireHdr::credit(0, false, false).encode().to_vec(); 30];
+            s.push(honest(one, seed, index));
             expect.push(Expect::Msg { len: one, index });
             s
         }
-        Lie::DisconnectMidMessage => {
-            let mut s = honest(FRAG + one, seed, index);
-            s.truncate(1);
+        Lie::DisconnectAfterMessage => {
             disconnect = true;
+            expect.push(Expect::Msg { len: one, index });
             expect.push(Expect::Errno(libc::ECONNRESET));
-            s
+            vec![honest(one, seed, index)]
         }
         Lie::BadSetup => {
-            let depth = |d: u32| abi::SetupData { recv_depth: d }.encode().to_vec();
+            let depth = |d: u32| {
+                abi::SetupData {
+                    recv_depth: d,
+                    reads: true,
+                }
+                .encode()
+                .to_vec()
+            };
             setup = match rng.below(6) {
                 0 => depth(rng.below(u64::from(abi::MIN_RECV_DEPTH)) as u32),
                 1 => depth(abi::RECV_DEPTH + 1),
@@ -322,11 +360,15 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
                     abi::RECV_DEPTH + 1 + rng.below(u64::from(u32::MAX - abi::RECV_DEPTH)) as u32,
                 ),
                 3 => {
-                    setup[2] = abi::WIRE_VERSION + 1 + rng.below(254) as u8;
+                    setup[2] = if rng.one_in(2) {
+                        1
+                    } else {
+                        abi::WIRE_VERSION + 1 + rng.below(253) as u8
+                    };
                     setup
                 }
                 4 => {
-                    setup[3] = 1 + rng.below(255) as u8;
+                    setup[3] |= 2 << rng.below(7);
                     setup
                 }
                 _ => {
@@ -337,6 +379,60 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             expect.push(eproto);
             Vec::new()
         }
+        Lie::BadSegments => {
+            let seg = abi::READ_SEG_SIZE;
+            let len = INLINE as u32 + 1 + rng.below(u64::from(seg)) as u32;
+            let payload = match rng.below(7) {
+                0 => Vec::new(),
+                1 => segs(&(0..9).map(|i| (i << 20, len / 9 + 1)).collect::<Vec<_>>()),
+                2 => segs(&[(0x1000, len), (0x9000_0000, 0)]),
+                3 => segs(&[(0x1000, seg + 1)]),
+                4 => segs(&[(u64::MAX - u64::from(len) / 2, len)]),
+                5 => segs(&[(0x1000, len - 1)]),
+                _ => {
+                    let mut p = segs(&[(0x1000, len)]);
+                    p.push(0);
+                    p
+                }
+            };
+            let mut s = announce(len as usize);
+            s.extend(payload);
+            expect.push(eproto);
+            vec![s]
+        }
+        Lie::AnnounceShort => {
+            let len = 1 + rng.below(INLINE as u64) as u32;
+            let mut s = announce(INLINE + 1);
+            edit(&mut s, |h| h.msg_len = len);
+            s.extend(segs(&[(0x1000, len)]));
+            expect.push(eproto);
+            vec![s]
+        }
+        Lie::AnnounceRevoked => {
+            exposed.push(Exposed {
+                data: vec![0x77; big],
+                revoked: true,
+            });
+            expect.push(Expect::Refused);
+            vec![announce(big)]
+        }
+        Lie::AnnounceTwice => {
+            // Both revoked: whether the module READs the first before the
+            // second comes (it cannot, in practice) or not, the round ends
+            // the same way.
+            for _ in 0..2 {
+                exposed.push(Exposed {
+                    data: vec![0x66; big],
+                    revoked: true,
+                });
+            }
+            expect.push(Expect::Refused);
+            vec![announce(big), announce(big)]
+        }
+        Lie::DoneUnasked => {
+            expect.push(eproto);
+            vec![WireHdr::credit(0, false, true).encode().to_vec()]
+        }
     };
     sends.append(&mut lie_sends);
     Round {
@@ -344,17 +440,56 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
         sends,
         setup,
         disconnect,
+        exposed,
         expect,
     }
+}
+
+/// Exposes the round's regions on `peer` and writes each announce's
+/// segments after its header. Revoked ones are revoked now, before any
+/// announce goes.
+fn fill_announces(peer: &UPeer, r: &Round) -> Result<Vec<Vec<u8>>> {
+    use krust::scenario::WindowOwner;
+    let mut sends = r.sends.clone();
+    let mut regions = r.exposed.iter();
+    for b in sends.iter_mut() {
+        let Some(h) = WireHdr::decode(b) else { continue };
+        if h.flags & abi::WIRE_READ == 0 || b.len() != HDR {
+            continue;
+        }
+        let Some(e) = regions.next() else { break };
+        let (addr, rkey, id) = peer.expose(e.data.len() as u64, abi::ACCESS_READ)?;
+        peer.window_write(id, &e.data)?;
+        if e.revoked {
+            peer.revoke(id)?;
+        }
+        let mut off = 0u64;
+        for len in abi::ReadSeg::lens(e.data.len() as u32) {
+            let s = abi::ReadSeg {
+                addr: addr + off,
+                rkey,
+                len,
+            };
+            b.extend(s.encode());
+            off += u64::from(len);
+        }
+    }
+    Ok(sends)
 }
 
 /// The module's side of a round, on its connected file: receives until
 /// every expectation is met, or fails on the first that is not.
 fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
+    let iwarp = dev.conn_info()?.iwarp != 0;
     let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
     for (i, want) in expect.iter().enumerate() {
         let got = dev.recv(&mut buf, WAIT_MS);
-        match (*want, got) {
+        let want = match *want {
+            Expect::Refused if iwarp => Expect::Errno(libc::ECONNRESET),
+            Expect::Refused => Expect::Errno(libc::EPROTO),
+            w => w,
+        };
+        match (want, got) {
             (Expect::Msg { len, index }, Ok(n)) => {
                 if n != len {
                     bail!("receive {i}: {n} bytes, expected {len}");
@@ -393,6 +528,9 @@ fn settled(r: Result<()>, expect: &[Expect]) -> Result<()> {
         .and_then(std::io::Error::raw_os_error);
     match (errno, expect.last()) {
         (Some(got), Some(Expect::Errno(want))) if got == *want => Ok(()),
+        (Some(got), Some(Expect::Refused)) if got == libc::EPROTO || got == libc::ECONNRESET => {
+            Ok(())
+        }
         _ => Err(e),
     }
 }
@@ -480,7 +618,13 @@ fn round(path: &str, a: &HostileArgs, r: &Round, side: Side, seed: u64) -> Resul
     };
     // The module's file may close on the first lie, so later SENDs may
     // fail: what counts is what the module saw.
-    let sent = peer.send_wire(&r.sends);
+    let sent = fill_announces(&peer, r).and_then(|sends| {
+        if r.exposed.iter().any(|e| !e.revoked) {
+            // An honest announce: the module's DONE is due.
+            peer.announced();
+        }
+        peer.send_wire(&sends)
+    });
     if r.disconnect {
         peer.disconnect()?;
     }

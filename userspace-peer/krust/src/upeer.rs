@@ -824,6 +824,12 @@ impl UPeer {
         self.wait("send", |st| st.sends_inflight == 0)
     }
 
+    /// An announce goes out through `send_wire`: the other side's DONE is
+    /// due, not a fault.
+    pub fn announced(&self) {
+        self.st.borrow_mut().wire.announce_sent();
+    }
+
     /// Waits up to `ms` for the other side to end the connection (its
     /// DISCONNECTED, taken and answered as `check_disconnected` does), on an
     /// endpoint that has not disconnected itself: a peer that breaks the
