@@ -44,6 +44,7 @@ pub(crate) struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        self.conn.linger();
         self.conn.shutdown(errno::ECONNABORTED());
     }
 }

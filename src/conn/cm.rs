@@ -428,6 +428,7 @@ impl Conn {
                 return Err(errno::ENOTCONN());
             }
         }
+        self.linger();
         {
             let ep = self.ep.lock();
             match &ep.id {
@@ -437,6 +438,20 @@ impl Conn {
         }
         // Outside `ep`: the wait ends in a cm handler.
         self.wait(UNTIL_VERDICT, |st| st.cm_closed.then_some(Ok(())))
+    }
+}
+
+impl Conn {
+    /// Before this side closes: waits, up to the default message timeout,
+    /// for the peer to READ the message this side announced last (its
+    /// DONE), so that a message sent just before a close is still
+    /// delivered, as a socket delivers its data before its FIN. Nothing to
+    /// wait for on a closed connection or with no announce out; a signal
+    /// ends the wait at once.
+    pub(crate) fn linger(&self) {
+        let _ = self.wait(abi::DEFAULT_TIMEOUT_MS, |st| {
+            (st.msg.out.is_empty() || st.state != State::Connected).then_some(Ok(()))
+        });
     }
 }
 

@@ -702,6 +702,13 @@ impl Conn {
                     "receive failed: {}\n",
                     wc.status_msg().to_str().unwrap_or("?")
                 );
+                if !st.msg.raw && !st.msg.wire_broken {
+                    // A receive fails on its own when what came does not
+                    // fit it: a SEND longer than any message of the
+                    // protocol, the peer's doing.
+                    self.wire_fault(st, abi::WireFault::Length, &[]);
+                    return;
+                }
             }
             self.close_locked(st, wc.errno());
             return;

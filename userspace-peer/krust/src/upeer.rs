@@ -853,9 +853,11 @@ impl UPeer {
     /// Nothing to do once the peer's disconnect was taken (see
     /// `check_disconnected`).
     pub fn disconnect(&self) -> Result<()> {
-        if self.disconnected.replace(true) {
+        if self.disconnected.get() {
             return Ok(());
         }
+        self.linger();
+        self.disconnected.set(true);
         // SAFETY: the endpoint is valid and connected.
         if unsafe { rdma_disconnect(self.id) } != 0 {
             return Err(os_err("rdma_disconnect"));
@@ -1097,8 +1099,22 @@ fn wc_errno(status: u32) -> i32 {
     }
 }
 
+impl UPeer {
+    /// Before this side closes: waits for the peer to READ the message this
+    /// side announced last (its DONE), up to the message timeout, as the
+    /// module does: a message sent just before a close is still delivered.
+    fn linger(&self) {
+        if self.out.borrow().is_some() && !self.peer_gone.get() {
+            let _ = self.wait("DONE", |_| self.out.borrow().is_none());
+        }
+    }
+}
+
 impl Drop for UPeer {
     fn drop(&mut self) {
+        if !self.disconnected.get() {
+            self.linger();
+        }
         // SAFETY: the endpoint is valid; disconnecting first lets the peer
         // see the end; the regions are deregistered after the QP is gone.
         // Once only: a synchronous id's rdma_disconnect() waits for the
