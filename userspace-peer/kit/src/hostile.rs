@@ -39,6 +39,10 @@ use std::time::{Duration, Instant};
 const HDR: usize = abi::WIRE_HDR_SIZE as usize;
 /// The longest inline message.
 const INLINE: usize = abi::MAX_INLINE_MSG as usize;
+/// Credit-only messages of a flood: each takes a receive of the module's,
+/// reposted as it completes; a SEND more than it posted would be a lie of
+/// another kind (one the transport answers).
+const FLOOD: usize = abi::MSG_RECV_DEPTH as usize - 2;
 /// Every wait of the module's file in a round.
 const WAIT_MS: u32 = 20_000;
 
@@ -96,7 +100,8 @@ pub enum Lie {
     Garbage,
     /// A credit-only message that carries a payload.
     CreditWithData,
-    /// Thirty credit-only messages (grant 0), then an honest message.
+    /// As many credit-only messages (grant 0) as the module's receives
+    /// take, less two, then an honest message.
     CreditFlood,
     /// An honest message, then a disconnect.
     DisconnectAfterMessage,
@@ -333,7 +338,7 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             vec![b]
         }
         Lie::CreditFlood => {
-            let mut s = vec![WireHdr::credit(0, false, false).encode().to_vec(); 30];
+            let mut s = vec![WireHdr::credit(0, false, false).encode().to_vec(); FLOOD];
             s.push(honest(one, seed, index));
             expect.push(Expect::Msg { len: one, index });
             s
