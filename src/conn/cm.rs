@@ -529,7 +529,7 @@ impl Conn {
         let due = Self::deferred_hang_up_due(&mut self.st.lock());
         match due {
             Some(0) => self.hang_up_if_owed(&ep),
-            Some(left) => Delayed::queue(self, left),
+            Some(left) => Delayed::<Conn>::queue(self, left),
             None => {}
         }
     }

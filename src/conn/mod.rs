@@ -312,8 +312,16 @@ pub(crate) struct Conn {
     /// `DISCONNECT` would wait for the CM to give up on its DREQ.
     #[pin]
     hang_up_timer: Delayed<Conn>,
+    /// READs the message the peer announced as it arrives
+    /// ([`Conn::read_ahead`]), so that what a peer sent before it closed is
+    /// here even if the caller receives it later.
+    #[pin]
+    read_work: Delayed<Conn, READ_WORK>,
     registry: Arc<Registry>,
 }
+
+/// The `ID` of [`Conn::read_work`].
+const READ_WORK: u8 = 1;
 
 // SAFETY: `hang_up_timer` is a `Delayed<Conn>` field of `Conn`.
 unsafe impl HasDelayed for Conn {
@@ -321,6 +329,15 @@ unsafe impl HasDelayed for Conn {
 
     fn run(this: Arc<Self>) {
         this.pay_deferred_hang_up();
+    }
+}
+
+// SAFETY: `read_work` is a `Delayed<Conn, READ_WORK>` field of `Conn`.
+unsafe impl HasDelayed<READ_WORK> for Conn {
+    const OFFSET: usize = core::mem::offset_of!(Conn, read_work);
+
+    fn run(this: Arc<Self>) {
+        this.read_ahead();
     }
 }
 
@@ -410,6 +427,7 @@ impl Conn {
                 windows <- new_mutex!(windows),
                 op_steps: AtomicU32::new(0),
                 hang_up_timer <- Delayed::new(),
+                read_work <- Delayed::new(),
                 registry,
             }),
             GFP_KERNEL,
@@ -569,6 +587,8 @@ impl Conn {
         // running one; `ep` is sealed): cancelled now, it stays so, and the
         // module may go once the file is released.
         self.hang_up_timer.cancel();
+        // Completions queue it: with the QP gone, none comes any more.
+        self.read_work.cancel();
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {
             self.registry.detach(index, self.key());
@@ -583,6 +603,7 @@ impl Conn {
         // An announced message's regions: the QP that exposed them is gone.
         st.msg.out = KVec::new();
         st.msg.retired = KVec::new();
+        st.msg.body = None;
         for b in st.op.bufs.iter_mut() {
             *b = None;
         }
@@ -629,6 +650,7 @@ impl CompletionHandler for Conn {
         // The regions of an announce the peer has READ (its DONE): freed
         // below, outside `st`.
         let retired = core::mem::take(&mut st.msg.retired);
+        let read = core::mem::take(&mut st.msg.read_wanted);
         // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
         // waiters reap, and a wake-up would only take the wait queue's lock
         // with interrupts off, twice a round trip of a ping-pong.
@@ -637,6 +659,9 @@ impl CompletionHandler for Conn {
         }
         drop(st);
         drop(retired);
+        if read {
+            Delayed::<Conn, READ_WORK>::queue(this, 1);
+        }
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's
         // reaping loop when polled, after this handler returns).

@@ -78,6 +78,14 @@ pub(super) struct Msg {
     /// This side READ the peer's announced message and owes it DONE
     /// (`Conn::pump` sends it).
     pub(super) done_owed: bool,
+    /// The data of the message announced at the front of `rx`, READ ahead
+    /// of the caller (`Conn::read_ahead`): at most one message's.
+    pub(super) body: Option<KVec<KVec<u8>>>,
+    /// A READ of the front announce is under way, by `read_ahead` or by a
+    /// caller of `IOCTL_RECV`.
+    pub(super) reading: bool,
+    /// An announce came: [`Conn::complete`] queues `read_work`.
+    pub(super) read_wanted: bool,
 }
 
 impl Msg {
@@ -104,6 +112,9 @@ impl Msg {
             out: KVec::new(),
             retired: KVec::new(),
             done_owed: false,
+            body: None,
+            reading: false,
+            read_wanted: false,
         })
     }
 }
@@ -555,32 +566,37 @@ impl Conn {
     }
 
     /// The message the peer announced at the front of the queue
-    /// (`msg_len` bytes, which fit the caller's buffer): READ from the
-    /// regions it names into kernel memory, the announce's receive given
-    /// back and DONE owed, then copied to user memory. A READ that fails
-    /// leaves the announce queued for the next call, unless the peer's side
-    /// refused it: then the peer named memory it does not expose, and the
-    /// connection closes with `EPROTO` (`Conn::complete_op`).
+    /// (`msg_len` bytes, which fit the caller's buffer), into user memory:
+    /// READ ahead already ([`Self::read_ahead`]), or READ now. A READ that
+    /// fails leaves the announce queued for the next call, unless the
+    /// peer's side refused it: then the peer named memory it does not
+    /// expose, and the connection closes with `EPROTO`
+    /// (`Conn::complete_op`).
     fn recv_announce(self: &Arc<Self>, x: &abi::Xfer, msg_len: usize, end: i64) -> Result<u64> {
-        let mut segs = KVec::with_capacity(abi::READ_SEGS as usize, GFP_KERNEL)?;
-        {
-            let st = self.st.lock();
-            let f = st
-                .msg
-                .rx
-                .front()
-                .ok_or_else(|| Self::closed_error(&st))?;
-            for s in abi::ReadSeg::parse(f.buf.get(HDR..f.len).unwrap_or(&[])) {
-                segs.push((s.addr, s.rkey, s.len as usize), GFP_KERNEL)?;
-            }
-        }
-        let chunks = {
-            let _turn = self.take_turns(TURN_OP, end)?;
-            self.require_initiator(true)?;
-            self.st.lock().op.announce = true;
-            let r = self.read_remote(ms_until(end)?, &segs);
-            self.st.lock().op.announce = false;
-            r?
+        let chunks = loop {
+            let segs = self.wait(ms_until(end)?, |st| {
+                if st.msg.body.is_some() {
+                    return Some(Ok(None));
+                }
+                if !st.msg.reading {
+                    let segs = Self::front_segs(st).map(Some);
+                    st.msg.reading = segs.is_ok();
+                    return Some(segs);
+                }
+                Self::receiver_closed(st).map(Err)
+            })?;
+            let Some(segs) = segs else {
+                let body = self.st.lock().msg.body.take();
+                match body {
+                    Some(b) => break b,
+                    None => continue,
+                }
+            };
+            let r = self
+                .take_turns(TURN_OP, end)
+                .and_then(|_turn| self.read_body(&segs, ms_until(end)?));
+            self.st.lock().msg.reading = false;
+            break r?;
         };
         {
             let mut st = self.st.lock();
@@ -589,8 +605,9 @@ impl Conn {
                 return Err(Self::closed_error(&st));
             };
             st.keep_for_repost(f.buf.into_device());
-            st.msg.done_owed = true;
         }
+        // The next announce, if one waits, is READ ahead in turn.
+        Delayed::<Conn, READ_WORK>::queue(self, 1);
         let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
         let mut r = Ok(());
         for c in chunks.iter() {
@@ -602,7 +619,84 @@ impl Conn {
         r.map(|()| msg_len as u64)
     }
 
-    /// Copies the data of fragment `f` from byte `from` into `bounce`;
+    /// The segments the announce at the front of the queue names; the
+    /// connection's errno if the queue is empty.
+    fn front_segs(st: &St) -> Result<KVec<(u64, u32, usize)>> {
+        let f = st.msg.rx.front().ok_or_else(|| Self::closed_error(st))?;
+        let mut segs = KVec::with_capacity(abi::READ_SEGS as usize, GFP_KERNEL)?;
+        for s in abi::ReadSeg::parse(f.buf.get(HDR..f.len).unwrap_or(&[])) {
+            segs.push((s.addr, s.rkey, s.len as usize), GFP_KERNEL)?;
+        }
+        Ok(segs)
+    }
+
+    /// READs an announced message's `segs`; once it is here, DONE is owed.
+    /// `TURN_OP` held.
+    fn read_body(self: &Arc<Self>, segs: &[(u64, u32, usize)], ms: u32) -> Result<KVec<KVec<u8>>> {
+        self.require_initiator(true)?;
+        self.st.lock().op.announce = true;
+        let r = self.read_remote(ms, segs);
+        let mut st = self.st.lock();
+        st.op.announce = false;
+        if r.is_ok() {
+            st.msg.done_owed = true;
+        }
+        r
+    }
+
+    /// `read_work`: READs the message announced at the front of the queue
+    /// ahead of the caller, and sends DONE, so that the peer may let its
+    /// memory go, close, or announce the next. Only when nobody else is at
+    /// it, no message READ ahead waits for its caller (which bounds what a
+    /// connection holds to one message), and `TURN_OP` is free: an
+    /// operation of the caller's may hold it for long, and then the
+    /// caller's `IOCTL_RECV` READs instead. Queued by the completion that
+    /// brings an announce and by a receive that takes one; on the system
+    /// workqueue, which no lock holder waits for.
+    pub(super) fn read_ahead(self: &Arc<Self>) {
+        let (segs, turn) = {
+            let mut st = self.st.lock();
+            let ready = st.state == State::Connected
+                && st.msg.body.is_none()
+                && !st.msg.reading
+                && st.turns & TURN_OP == 0
+                && st
+                    .msg
+                    .rx
+                    .front()
+                    .is_some_and(|f| f.hdr.flags & abi::WIRE_READ != 0);
+            if !ready {
+                return;
+            }
+            let Ok(segs) = Self::front_segs(&st) else {
+                return;
+            };
+            st.msg.reading = true;
+            st.turns |= TURN_OP;
+            (
+                segs,
+                Turn {
+                    conn: self,
+                    turns: TURN_OP,
+                },
+            )
+        };
+        let r = self.read_body(&segs, abi::DEFAULT_TIMEOUT_MS);
+        drop(turn);
+        {
+            let mut st = self.st.lock();
+            st.msg.reading = false;
+            if let Ok(body) = r {
+                if !st.torn_down {
+                    st.msg.body = Some(body);
+                }
+            }
+            self.cv.notify_all();
+        }
+        let _ = self.pump();
+    }
+
+    /// Copies the data of received SEND `f` from byte `from` into `bounce`;
     /// returns how many bytes. `EPROTO` for a payload that does not fit,
     /// which the wire checks rule out.
     fn payload_into(f: &Fragment, from: usize, bounce: &mut [u8]) -> Result<usize> {
@@ -753,12 +847,15 @@ impl Conn {
             st.keep_for_repost(cpu.into_device());
             return;
         }
+        let announce = hdr.flags & abi::WIRE_READ != 0;
         let frag = Fragment {
             hdr,
             buf: cpu,
             len,
             stamp: 0,
         };
+        // Queued by `Conn::complete`, once it lets go of `st`.
+        msg.read_wanted |= announce;
         if msg.rx.push(frag).is_err() {
             // More messages than receives: cannot happen, as every message
             // took a receive of ours.

@@ -14,14 +14,15 @@ use super::sys as bindings;
 use core::marker::PhantomData;
 use kernel::{prelude::*, sync::Arc, types::Opaque};
 
-/// An object with a [`Delayed`] in it, and what it runs.
+/// An object with a [`Delayed`] in it, and what it runs. An object with
+/// several implements this once per item, each with its own `ID`.
 ///
 /// # Safety
 ///
-/// `OFFSET` is the offset, in bytes, of a field of type `Delayed<Self>` in
-/// `Self`.
-pub(crate) unsafe trait HasDelayed: Send + Sync + Sized {
-    /// Where the `Delayed<Self>` is (`core::mem::offset_of!`).
+/// `OFFSET` is the offset, in bytes, of a field of type `Delayed<Self, ID>`
+/// in `Self`.
+pub(crate) unsafe trait HasDelayed<const ID: u8 = 0>: Send + Sync + Sized {
+    /// Where the `Delayed<Self, ID>` is (`core::mem::offset_of!`).
     const OFFSET: usize;
 
     /// Runs once the delay has passed, in process context on the system
@@ -41,7 +42,7 @@ pub(crate) unsafe trait HasDelayed: Send + Sync + Sized {
 /// queued item cannot be queued again.
 #[repr(transparent)]
 #[pin_data]
-pub(crate) struct Delayed<T: HasDelayed> {
+pub(crate) struct Delayed<T: HasDelayed<ID>, const ID: u8 = 0> {
     #[pin]
     dw: Opaque<bindings::delayed_work>,
     _t: PhantomData<T>,
@@ -49,15 +50,15 @@ pub(crate) struct Delayed<T: HasDelayed> {
 
 // SAFETY: the item is queued and cancelled by the workqueue's own locking;
 // it hands the `T` (`Send + Sync`) to another thread only as an `Arc`.
-unsafe impl<T: HasDelayed> Send for Delayed<T> {}
+unsafe impl<T: HasDelayed<ID>, const ID: u8> Send for Delayed<T, ID> {}
 // SAFETY: every method takes `&self` and goes through the workqueue's API,
 // which may be called from any thread at once.
-unsafe impl<T: HasDelayed> Sync for Delayed<T> {}
+unsafe impl<T: HasDelayed<ID>, const ID: u8> Sync for Delayed<T, ID> {}
 
 // `run_raw` finds the `delayed_work` from its `work_struct`: the first field.
 const _: () = assert!(core::mem::offset_of!(bindings::delayed_work, work) == 0);
 
-impl<T: HasDelayed> Delayed<T> {
+impl<T: HasDelayed<ID>, const ID: u8> Delayed<T, ID> {
     /// An item that is not queued.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
@@ -70,12 +71,12 @@ impl<T: HasDelayed> Delayed<T> {
         })
     }
 
-    /// The `Delayed<T>` of `this`.
+    /// The `Delayed<T, ID>` of `this`.
     fn of(this: &T) -> &Self {
         let p = core::ptr::from_ref(this).cast::<u8>();
-        // SAFETY: by `HasDelayed`'s contract a `Delayed<T>` lies `OFFSET`
+        // SAFETY: by `HasDelayed`'s contract a `Delayed<T, ID>` lies `OFFSET`
         // bytes into `*this`, and lives as long as it.
-        unsafe { &*p.add(T::OFFSET).cast::<Self>() }
+        unsafe { &*p.add(<T as HasDelayed<ID>>::OFFSET).cast::<Self>() }
     }
 
     /// Queues `this`'s item to run `delay` jiffies from now (at least one),
@@ -101,7 +102,7 @@ impl<T: HasDelayed> Delayed<T> {
         if unsafe { bindings::cancel_delayed_work_sync(self.dw.get()) } {
             let t = core::ptr::from_ref(self)
                 .cast::<u8>()
-                .wrapping_sub(T::OFFSET)
+                .wrapping_sub(<T as HasDelayed<ID>>::OFFSET)
                 .cast::<T>();
             // SAFETY: it was queued, so it held the reference `queue` took
             // from `Arc::into_raw` on the `Arc<T>` around `self` (type
@@ -115,17 +116,17 @@ impl<T: HasDelayed> Delayed<T> {
     ///
     /// # Safety
     ///
-    /// Called by the workqueue with the `work_struct` of a `Delayed<T>`
+    /// Called by the workqueue with the `work_struct` of a `Delayed<T, ID>`
     /// queued by [`Delayed::queue`].
     unsafe extern "C" fn run_raw(work: *mut bindings::work_struct) {
         // The `work_struct` is the `delayed_work`'s first field (asserted
-        // above), which is the `Delayed<T>`'s only one (`repr(transparent)`).
+        // above), which is the `Delayed<T, ID>`'s only one (`repr(transparent)`).
         let d = work.cast::<Self>().cast_const();
-        let t = d.cast::<u8>().wrapping_sub(T::OFFSET).cast::<T>();
-        // SAFETY: `d` is a queued `Delayed<T>`, inside a `T` in an `Arc`, and
+        let t = d.cast::<u8>().wrapping_sub(<T as HasDelayed<ID>>::OFFSET).cast::<T>();
+        // SAFETY: `d` is a queued `Delayed<T, ID>`, inside a `T` in an `Arc`, and
         // the item held a reference from `Arc::into_raw` (type invariant),
         // which the workqueue hands over now that it no longer is queued.
         let this = unsafe { Arc::from_raw(t) };
-        T::run(this);
+        <T as HasDelayed<ID>>::run(this);
     }
 }

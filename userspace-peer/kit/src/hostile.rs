@@ -116,7 +116,7 @@ pub enum Lie {
     AnnounceShort,
     /// An announce naming a region the liar has already revoked.
     AnnounceRevoked,
-    /// Two announces (of revoked regions), the second before any DONE.
+    /// Two announces, the second before any DONE.
     AnnounceTwice,
     /// DONE when the module announced nothing.
     DoneUnasked,
@@ -152,8 +152,10 @@ enum Expect {
     Msg { len: usize, index: u64 },
     /// This errno, and the connection closed with it.
     Errno(i32),
-    /// The liar's READ refused: `EPROTO` on RoCE; on iWARP the liar's
-    /// TERMINATE ends the connection first (`ECONNRESET`).
+    /// A lie the transport catches first: the liar's refusal of the
+    /// module's READ, or a SEND longer than the module's receive. `EPROTO`
+    /// on RoCE; on iWARP the TERMINATE ends the connection before the
+    /// module learns why (`ECONNRESET`).
     Refused,
 }
 
@@ -275,7 +277,8 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             let mut s = WireHdr::message(INLINE as u32, 0, false).encode().to_vec();
             edit(&mut s, |h| h.msg_len = len as u32);
             s.resize(HDR + len, 0x5a);
-            expect.push(eproto);
+            // Longer than the module's receive, too.
+            expect.push(Expect::Refused);
             vec![s]
         }
         Lie::LongerThanAnnounced => {
@@ -422,16 +425,17 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             vec![announce(big)]
         }
         Lie::AnnounceTwice => {
-            // Both revoked: whether the module READs the first before the
-            // second comes (it cannot, in practice) or not, the round ends
-            // the same way.
+            // The second comes right behind the first, long before the
+            // module could READ the first (it READs in IOCTL_RECV), and
+            // breaks the rule on arrival. Both name revoked regions, so
+            // that no READ could make the round pass either.
             for _ in 0..2 {
                 exposed.push(Exposed {
                     data: vec![0x66; big],
                     revoked: true,
                 });
             }
-            expect.push(Expect::Refused);
+            expect.push(eproto);
             vec![announce(big), announce(big)]
         }
         Lie::DoneUnasked => {
