@@ -19,10 +19,12 @@
 # KRUST_BENCH_ROWS picks the groups of rows, a comma-separated list of:
 # lat (latency), bw (64 KiB bandwidth), sweep (WRITE bandwidth against
 # size), qps (WRITE and SEND bandwidth over 1 to 16 QPs, perftest's -q,
-# rows write-qN/send-qN), scale (the module alone: WRITE over 1 to 256
-# connections, with the memory they took, rows conns-N, and conns-N-dD
-# with D receives per connection for each D of KRUST_BENCH_SCALE_DEPTHS,
-# comma-separated, default 6,4), none. Default: all but none. The module's latency loops run both ways by default
+# rows write-qN/send-qN), scale (the module alone: WRITE over N
+# connections for each N of KRUST_BENCH_SCALE_CONNS, comma-separated,
+# default 1,16,64,256,1024, with the memory they took and the time to
+# connect them, rows conns-N, and conns-N-dD with D receives per
+# connection for each D of KRUST_BENCH_SCALE_DEPTHS, comma-separated,
+# default 6,4), none. Default: all but none. The module's latency loops run both ways by default
 # (KRUST_BENCH_SPIN=both): yielding between polls, and with --spin
 # (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
 # fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
@@ -76,6 +78,7 @@ SWEEP_ITERS=${KRUST_BENCH_SWEEP_ITERS:-200}
 Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
 SCALE_ITERS=${KRUST_BENCH_SCALE_ITERS:-400}
 SCALE_DEPTHS=${KRUST_BENCH_SCALE_DEPTHS:-6,4}
+SCALE_CONNS=${KRUST_BENCH_SCALE_CONNS:-1,16,64,256,1024}
 TRACE_FUNCS=${KRUST_TRACE_FUNCS:-}
 ROWS=" ${KRUST_BENCH_ROWS:-lat bw sweep qps scale} "
 ROWS=${ROWS//,/ }
@@ -249,8 +252,8 @@ if rows qps; then
 fi
 
 if rows scale; then
-	echo "guest-bench: WRITE over many connections, 4 KiB, $SCALE_ITERS iterations each"
-	for n in 1 16 64 256; do
+	echo "guest-bench: WRITE over $SCALE_CONNS connections, 4 KiB, $SCALE_ITERS iterations each"
+	for n in ${SCALE_CONNS//,/ }; do
 		ours conns-$n bw 4096 "$SCALE_ITERS"
 		for d in ${SCALE_DEPTHS//,/ }; do
 			ours conns-$n-d$d bw 4096 "$SCALE_ITERS"

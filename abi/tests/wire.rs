@@ -40,8 +40,11 @@ fn wire_protocol_constants() {
     // An inline message fills a message receive after its header; an
     // announce of the most segments fits inline; the segments cover the
     // largest message.
-    assert_eq!(abi::MAX_INLINE_MSG, abi::MSG_RECV_BUF_SIZE - abi::WIRE_HDR_SIZE);
-    assert!(abi::READ_SEGS * abi::READ_SEG_WIRE_SIZE <= abi::MAX_INLINE_MSG);
+    assert_eq!(
+        abi::MAX_INLINE_MSG,
+        abi::MSG_RECV_BUF_SIZE - abi::WIRE_HDR_SIZE
+    );
+    const { assert!(abi::READ_SEGS * abi::READ_SEG_WIRE_SIZE <= abi::MAX_INLINE_MSG) };
     assert_eq!(
         abi::READ_SEGS as u64 * abi::READ_SEG_SIZE as u64,
         abi::MAX_MSG_SIZE
@@ -129,7 +132,8 @@ fn wire_check_accepts_what_the_senders_send() {
     // announce.
     rx.announce_sent();
     assert!(rx.awaiting_done());
-    rx.check(&WireHdr::credit(0, false, true).encode(), 0).unwrap();
+    rx.check(&WireHdr::credit(0, false, true).encode(), 0)
+        .unwrap();
     assert!(!rx.awaiting_done());
     rx.announce_sent();
     rx.check(&wire(F | L | D, 0, 0, 0, &[]), 0).unwrap();
@@ -180,7 +184,11 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
     assert_eq!(a(T + 1, &[]), Err(Announce), "no segment");
     let nine: Vec<(u64, u32)> = (0..9).map(|i| (i * 4096, 4096)).collect();
     assert_eq!(a(9 * 4096, &nine), Err(Announce), "nine segments");
-    assert_eq!(a(T + 1, &[(0, T + 1), (0, 0)]), Err(Announce), "empty segment");
+    assert_eq!(
+        a(T + 1, &[(0, T + 1), (0, 0)]),
+        Err(Announce),
+        "empty segment"
+    );
     assert_eq!(
         a(abi::READ_SEG_SIZE + 1, &[(0, abi::READ_SEG_SIZE + 1)]),
         Err(Announce),
@@ -188,7 +196,11 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
     );
     assert_eq!(a(T + 1, &[(u64::MAX - 10, T + 1)]), Err(Announce), "wraps");
     assert_eq!(a(T + 2, &[(0, T + 1)]), Err(Announce), "short of msg_len");
-    assert_eq!(a(T + 1, &[(0, T + 1), (0, 1)]), Err(Announce), "beyond msg_len");
+    assert_eq!(
+        a(T + 1, &[(0, T + 1), (0, 1)]),
+        Err(Announce),
+        "beyond msg_len"
+    );
     let mut ragged = announce(T + 1);
     ragged.push(0);
     assert_eq!(check(&ragged, 0), Err(Announce), "a part of a segment");
@@ -204,10 +216,14 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
     rx.done_sent();
     assert!(rx.check(&announce(T + 1), 0).is_ok());
     // DONE when nothing of this side's waits for it.
-    assert_eq!(check(&WireHdr::credit(0, false, true).encode(), 0), Err(Done));
+    assert_eq!(
+        check(&WireHdr::credit(0, false, true).encode(), 0),
+        Err(Done)
+    );
     let mut rx = WireRx::default();
     rx.announce_sent();
-    rx.check(&WireHdr::credit(0, false, true).encode(), 0).unwrap();
+    rx.check(&WireHdr::credit(0, false, true).encode(), 0)
+        .unwrap();
     assert_eq!(
         rx.check(&WireHdr::credit(0, false, true).encode(), 0),
         Err(Done),
@@ -266,7 +282,7 @@ fn setup_data_round_trip_and_refusals() {
     assert_eq!(SetupData::decode(&[]), Ok(None));
     assert_eq!(SetupData::of_peer(&[0; 56]), Ok(SetupData::FOREIGN));
     assert_eq!(SetupData::FOREIGN.recv_depth, abi::RECV_DEPTH);
-    assert!(!SetupData::FOREIGN.reads);
+    const { assert!(!SetupData::FOREIGN.reads) };
     let good = SetupData {
         recv_depth: 6,
         reads: true,

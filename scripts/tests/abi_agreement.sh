@@ -9,5 +9,5 @@ test_main() {
 	ensure_loaded
 	local out
 	out=$("$KIT" abi) || fail "rdma-krust-kit abi failed: $out"
-	expect_eq "$out" "ABI version 10: 17 commands agree" "abi output"
+	expect_eq "$out" "ABI version 11: 17 commands agree" "abi output"
 }

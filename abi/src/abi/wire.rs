@@ -10,8 +10,7 @@
 use super::{
     MAX_INLINE_MSG, MAX_MSG_SIZE, MIN_RECV_DEPTH, MSG_RECV_BUF_SIZE, MSG_RECV_DEPTH, READ_SEGS,
     READ_SEG_SIZE, READ_SEG_WIRE_SIZE, RECV_DEPTH, SETUP_DATA_SIZE, SETUP_READS, WIRE_CREDIT,
-    WIRE_DONE, WIRE_FIRST, WIRE_FLAGS, WIRE_HDR_SIZE, WIRE_LAST, WIRE_LOW, WIRE_READ,
-    WIRE_VERSION,
+    WIRE_DONE, WIRE_FIRST, WIRE_FLAGS, WIRE_HDR_SIZE, WIRE_LAST, WIRE_LOW, WIRE_READ, WIRE_VERSION,
 };
 
 // The header states the protocol's derived sizes as numbers; they must be
@@ -22,9 +21,8 @@ use super::{
 const _: () = assert!(MAX_INLINE_MSG == MSG_RECV_BUF_SIZE - WIRE_HDR_SIZE);
 const _: () = assert!(READ_SEGS * READ_SEG_WIRE_SIZE <= MAX_INLINE_MSG);
 const _: () = assert!(READ_SEGS as u64 * READ_SEG_SIZE as u64 == MAX_MSG_SIZE);
-const _: () = assert!(
-    WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW | WIRE_READ | WIRE_DONE
-);
+const _: () =
+    assert!(WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW | WIRE_READ | WIRE_DONE);
 const _: () = assert!(MIN_RECV_DEPTH >= 2);
 const _: () = assert!(MIN_RECV_DEPTH <= MSG_RECV_DEPTH && MSG_RECV_DEPTH <= RECV_DEPTH);
 
@@ -240,7 +238,7 @@ impl ReadSeg {
     /// The segments of an announce's payload `b`, which [`WireRx::check`]
     /// has accepted; nothing for bytes it would refuse.
     pub fn parse(b: &[u8]) -> impl Iterator<Item = ReadSeg> + '_ {
-        let whole = b.len() % READ_SEG_WIRE_SIZE as usize == 0;
+        let whole = b.len().is_multiple_of(READ_SEG_WIRE_SIZE as usize);
         b.chunks_exact(READ_SEG_WIRE_SIZE as usize)
             .filter(move |_| whole)
             .filter_map(|c| c.try_into().ok().map(Self::decode))
@@ -251,7 +249,8 @@ impl ReadSeg {
     /// bytes that do not wrap the address space, adding up to `msg_len`.
     fn check_all(b: &[u8], msg_len: u32) -> Result<(), WireFault> {
         let n = b.len() / READ_SEG_WIRE_SIZE as usize;
-        if b.len() % READ_SEG_WIRE_SIZE as usize != 0 || n == 0 || n > READ_SEGS as usize {
+        if !b.len().is_multiple_of(READ_SEG_WIRE_SIZE as usize) || n == 0 || n > READ_SEGS as usize
+        {
             return Err(WireFault::Announce);
         }
         let mut sum: u64 = 0;
@@ -415,7 +414,8 @@ impl WireRx {
             {
                 return Err(WireFault::Credit);
             }
-        } else if hdr.flags & (WIRE_FIRST | WIRE_LAST) != WIRE_FIRST | WIRE_LAST || hdr.offset != 0 {
+        } else if hdr.flags & (WIRE_FIRST | WIRE_LAST) != WIRE_FIRST | WIRE_LAST || hdr.offset != 0
+        {
             return Err(WireFault::Whole);
         } else if announce {
             if !self.reads || self.peer_announce {

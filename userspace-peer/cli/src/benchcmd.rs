@@ -43,6 +43,9 @@ pub const MAX_SIZE_ALL: u32 = 1 << 23;
 /// How long the listening side waits for its client when `--timeout-ms`
 /// is 0, and the connecting side for each step of connecting.
 const ACCEPT_MS: u32 = 60_000;
+/// And, under `-q`, this much more per connection: the measuring end
+/// connects them one after another.
+const ACCEPT_MS_PER_QP: u32 = 200;
 const CONNECT_MS: u32 = 20_000;
 
 /// The arguments of `rdma-krust bench`.
@@ -91,7 +94,7 @@ pub struct BenchArgs {
     /// (CONN_SPIN); without it they yield after each poll.
     #[arg(long, conflicts_with = "events")]
     pub spin: bool,
-    /// Bandwidth over this many QPs at once, 1 to 256 (perftest's -q): as
+    /// Bandwidth over this many QPs at once, 1 to 1024 (perftest's -q): as
     /// many connections, on ports PORT to PORT+N-1, each running the loop
     /// with -n iterations in a thread of its own; the row is their
     /// aggregate, from the moment all start to the moment the last ends.
@@ -560,7 +563,7 @@ fn receive_advert(dev: &KrustDev, len: u32) -> Result<ctl::Advert> {
 }
 
 /// The most QPs `-q` takes.
-pub const MAX_QPS: u32 = 256;
+pub const MAX_QPS: u32 = 1024;
 
 /// `addr` with its port moved up by `i` (connection `i` of `-q`).
 fn port_plus(mut addr: abi::Addr, i: u32) -> Result<abi::Addr> {
@@ -576,6 +579,8 @@ pub fn run_qps(dev: &KrustDev, p: &Plan, open: &dyn Fn() -> Result<KrustDev>) ->
         return run(dev, p);
     }
     check_device(dev, p.ib_dev.as_deref())?;
+    // A file per connection, and stdio, and what the tool holds besides.
+    krust::host::raise_nofile(u64::from(p.qps) + 64)?;
     let flags = conn_flags(p);
     let mut devs = vec![];
     for _ in 1..p.qps {
@@ -601,7 +606,10 @@ pub fn run_qps(dev: &KrustDev, p: &Plan, open: &dyn Fn() -> Result<KrustDev>) ->
                     .iter()
                     .map(|d| {
                         s.spawn(move || -> Result<()> {
-                            let info = d.accept(timeout_or(p, ACCEPT_MS))?;
+                            // The measuring end connects one file after
+                            // another: the last waits for all before it.
+                            let info =
+                                d.accept(timeout_or(p, ACCEPT_MS + ACCEPT_MS_PER_QP * p.qps))?;
                             check_conn_device(&info, p.ib_dev.as_deref())?;
                             serve(d, p, false)
                         })
@@ -639,7 +647,8 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
     let n = all.len();
     let mut name = None;
     let max = p.sizes.iter().copied().max().unwrap_or(1);
-    let before = p.meminfo.then(meminfo).transpose()?;
+    let before = p.meminfo.then(krust::host::meminfo).transpose()?;
+    let connecting = std::time::Instant::now();
     let mut windows = vec![];
     for (i, d) in all.iter().enumerate() {
         let info = d.connect(
@@ -659,10 +668,11 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
             (w.addr, w.rkey)
         });
     }
+    let connect_ms = connecting.elapsed().as_millis();
     // The memory the connections took: KiB less free, KiB more slab.
     let mem = match before {
         Some(b) => {
-            let a = meminfo()?;
+            let a = krust::host::meminfo()?;
             Some((b.0.saturating_sub(a.0), a.1.saturating_sub(b.1)))
         }
         None => None,
@@ -686,14 +696,16 @@ fn measure_qps(all: &[&KrustDev], p: &Plan, addr: abi::Addr, flags: u32) -> Resu
         if let Some((free, slab)) = mem {
             println!(
                 " Memory: {free} KiB less free, slab {slab} KiB more, once {n} connected \
-                 (this machine's /proc/meminfo)"
+                 (this machine's /proc/meminfo), in {connect_ms} ms"
             );
         }
         print!("{}", bench::BW_NO_PEAK);
         print!("{}", bench::BW_HEADER);
     }
     let mem_json = mem.map_or(String::new(), |(free, slab)| {
-        format!(",\"mem_free_drop_kib\":{free},\"slab_growth_kib\":{slab}")
+        format!(
+            ",\"mem_free_drop_kib\":{free},\"slab_growth_kib\":{slab},\"connect_ms\":{connect_ms}"
+        )
     });
     std::thread::scope(|s| -> Result<()> {
         let (start, done) = (&start, &done);
@@ -772,24 +784,6 @@ fn timeout_or(p: &Plan, default: u32) -> u32 {
     } else {
         p.timeout_ms
     }
-}
-
-/// MemFree and Slab of /proc/meminfo, KiB.
-fn meminfo() -> Result<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/meminfo").context("read /proc/meminfo")?;
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix(name)?
-                    .trim()
-                    .strip_suffix("kB")?
-                    .trim()
-                    .parse()
-                    .ok()
-            })
-            .with_context(|| format!("/proc/meminfo has no {name}"))
-    };
-    Ok((field("MemFree:")?, field("Slab:")?))
 }
 
 /// How the loops take their completions, for the banner.
@@ -1180,7 +1174,7 @@ mod tests {
             "--op read -n 0",
             "--op read -n 1000001",
             "--op write --mode bw -q 0",
-            "--op write --mode bw -q 257",
+            "--op write --mode bw -q 1025",
             "--op write -q 2",
             "--op send -q 2",
         ] {

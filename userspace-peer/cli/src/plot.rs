@@ -182,7 +182,7 @@ fn bandwidth(all: &[serde_json::Value], out: &Path) -> Result<()> {
     to_png(&svg, out)
 }
 
-/// The `conns-N` rows of receive depth `depth` (`conns-N-dD`, 40 for
+/// The `conns-N` rows of receive depth `depth` (`conns-N-dD`, 16 for
 /// `conns-N`): (N, message rate in Mpps, KiB per connection end).
 fn scale_points(all: &[serde_json::Value], depth: u32) -> Vec<(f64, f64, f64)> {
     let mut v: Vec<(f64, f64, f64)> = all

@@ -297,7 +297,9 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             match rng.below(3) {
                 0 => edit(&mut s, |h| h.flags &= !abi::WIRE_FIRST),
                 1 => edit(&mut s, |h| h.flags &= !abi::WIRE_LAST),
-                _ => edit(&mut s, |h| h.offset = 1 + rng.below(u64::from(u32::MAX - 1)) as u32),
+                _ => edit(&mut s, |h| {
+                    h.offset = 1 + rng.below(u64::from(u32::MAX - 1)) as u32
+                }),
             }
             expect.push(eproto);
             vec![s]
@@ -462,7 +464,9 @@ fn fill_announces(peer: &UPeer, r: &Round) -> Result<Vec<Vec<u8>>> {
     let mut sends = r.sends.clone();
     let mut regions = r.exposed.iter();
     for b in sends.iter_mut() {
-        let Some(h) = WireHdr::decode(b) else { continue };
+        let Some(h) = WireHdr::decode(b) else {
+            continue;
+        };
         if h.flags & abi::WIRE_READ == 0 || b.len() != HDR {
             continue;
         }

@@ -79,12 +79,15 @@ pub enum Cmd {
     /// with CONFIG_FAULT_INJECTION): every call succeeds or fails with an
     /// errno and leaves the connection whole.
     FailSweep(faults::SweepArgs),
-    /// Two threads receive on one file at once while the peer sends a
-    /// two-fragment message and a small one; each must get a whole one.
+    /// Two threads receive on one file at once while the peer sends two
+    /// messages; each must get a whole one.
     RecvRace(stress::RaceArgs),
     /// Two files that both SEND and never read: each SEND short of credits
     /// must time out.
     CreditLivelock(stress::LivelockArgs),
+    /// Many connections at once (1,024 by default), each between two files:
+    /// all connected, a message out and back on each, verified, all closed.
+    Many(stress::ManyArgs),
     /// A file whose peer disconnects while a READ is in flight, and whose
     /// owner then calls nothing: the module must still answer in time.
     IdleClose(stress::IdleCloseArgs),
@@ -201,6 +204,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::FailSweep(a) => faults::fail_sweep(o.dev(), &a),
         Cmd::RecvRace(a) => stress::recv_race(o.dev(), &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(o.dev(), &a),
+        Cmd::Many(a) => stress::many(o.dev(), &a),
         Cmd::IdleClose(a) => stress::idle_close(o.dev(), &a),
         Cmd::OwnQpFails(a) => stress::own_qp_fails(o.dev(), &a),
         Cmd::Hostile(a) => hostile::run(o.dev(), &a),

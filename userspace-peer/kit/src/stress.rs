@@ -132,6 +132,102 @@ fn wait_closed(dev: &KrustDev, limit: Duration) -> Result<Duration> {
 
 // --- cycles -------------------------------------------------------------------
 
+/// The arguments of `rdma-krust-kit many`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct ManyArgs {
+    /// Connections, each between two files of the module.
+    #[arg(long, default_value_t = 1024)]
+    pub count: u32,
+    /// Address to listen on and connect to.
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
+    pub ip: Ipv4Addr,
+    /// First port: connection `i` listens on `port + i`.
+    #[arg(long, default_value_t = 20000)]
+    pub port: u16,
+    /// Seed of the messages.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Sizes the connections of `many` send, by turns: inline, the longest
+/// inline, the shortest announced, 64 KiB, and every sixteenth 2 MiB.
+fn many_size(i: usize) -> usize {
+    if i % 16 == 15 {
+        return abi::MAX_MSG_SIZE as usize;
+    }
+    let t = abi::MAX_INLINE_MSG as usize;
+    [1, 4096, t, t + 1, 65536][i % 5]
+}
+
+/// `count` connections at once, each between two files of the module: all
+/// connected, then on each a message out and back, every byte checked
+/// (inline and announced, up to 2 MiB), then every one still connected,
+/// then all closed. Prints how long each stage took and what the
+/// connections held per connection end (both ends are on this machine).
+pub fn many(path: &str, a: &ManyArgs) -> Result<()> {
+    let n = a.count as usize;
+    krust::host::raise_nofile(2 * u64::from(a.count) + 64)?;
+    let (free0, slab0) = krust::host::meminfo()?;
+    let t = Instant::now();
+    let mut pairs = Vec::with_capacity(n);
+    for i in 0..a.count {
+        let port = u16::try_from(u32::from(a.port) + i).context("ports past 65535")?;
+        pairs.push(kernel_pair(path, a.ip, port, 0).with_context(|| format!("connection {i}"))?);
+    }
+    let connect = t.elapsed();
+    let (free1, slab1) = krust::host::meminfo()?;
+    let ends = 2 * n.max(1) as u64;
+    println!(
+        "many: {n} connections in {} ms ({} us each); per connection end {} KiB (MemFree), slab {} KiB",
+        connect.as_millis(),
+        connect.as_micros() / n.max(1) as u128,
+        free0.saturating_sub(free1) / ends,
+        slab1.saturating_sub(slab0) / ends
+    );
+    let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
+    let mut msg = Vec::new();
+    let mut bytes = 0u64;
+    let t = Instant::now();
+    for (i, (l, c)) in pairs.iter().enumerate() {
+        let size = many_size(i);
+        msg.resize(size, 0);
+        pattern::fill(&mut msg, a.seed, i as u64);
+        c.send(&msg, 10_000)
+            .with_context(|| format!("connection {i}: SEND of {size} bytes"))?;
+        recv_check(l, &mut buf, size, a.seed, i as u64)
+            .with_context(|| format!("connection {i}"))?;
+        l.send(&buf[..size], 10_000)
+            .with_context(|| format!("connection {i}: echo"))?;
+        recv_check(c, &mut buf, size, a.seed, i as u64)
+            .with_context(|| format!("connection {i}: the echo"))?;
+        bytes += 2 * size as u64;
+    }
+    println!(
+        "many: {} messages, {bytes} bytes, out and back on every connection, verified, in {} ms",
+        2 * n,
+        t.elapsed().as_millis()
+    );
+    for (i, (l, c)) in pairs.iter().enumerate() {
+        for d in [l, c] {
+            let info = d.conn_info()?;
+            if info.state != abi::state::CONNECTED {
+                bail!(
+                    "connection {i}: state {} error {} after its messages",
+                    krust::table::state_name(info.state),
+                    info.error
+                );
+            }
+        }
+    }
+    let t = Instant::now();
+    drop(pairs);
+    println!(
+        "many: all {n} closed in {} ms, each still connected before",
+        t.elapsed().as_millis()
+    );
+    Ok(())
+}
+
 /// The arguments of `rdma-krust-kit cycles`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct CyclesArgs {

@@ -540,12 +540,13 @@ pub fn report_boots(runs: &[String]) -> anyhow::Result<(String, usize)> {
 }
 
 /// The connections and the receive depth of a scale row's op:
-/// `conns-N` (the default depth, 40) or `conns-N-dD` (`--recv-depth D`).
+/// `conns-N` (a message connection's default depth, 16) or `conns-N-dD`
+/// (`--recv-depth D`).
 pub fn conns_row(op: &str) -> Option<(u64, u32)> {
     let rest = op.strip_prefix("conns-")?;
     let (n, d) = match rest.split_once("-d") {
         Some((n, d)) => (n, d.parse().ok()?),
-        None => (rest, crate::abi::RECV_DEPTH),
+        None => (rest, crate::abi::MSG_RECV_DEPTH),
     };
     Some((n.parse().ok()?, d))
 }
@@ -675,12 +676,12 @@ mod tests {
         assert!(lines[0].contains("medians over 3 runs"), "{t}");
         assert_eq!(
             lines[2].split_whitespace().collect::<Vec<_>>(),
-            ["40", "1", "2700", "2500-2900", "10"],
+            ["16", "1", "2700", "2500-2900", "10"],
             "{t}"
         );
         assert_eq!(
             lines[3].split_whitespace().collect::<Vec<_>>(),
-            ["40", "256", "2620", "2600-2640", "20"],
+            ["16", "256", "2620", "2600-2640", "20"],
             "{t}"
         );
         assert_eq!(

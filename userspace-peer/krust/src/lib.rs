@@ -15,6 +15,7 @@
 //! - [`cmds`] and [`rawping`]: the user's commands that the test kit runs
 //!   too, with its test options;
 //! - helpers: addresses ([`addr`]), exit statuses and hints ([`exit`]),
+//!   the machine's memory and file limit ([`host`]),
 //!   errno names ([`errno`]), data patterns ([`pattern`]), device tables
 //!   ([`table`]), benchmark figures and reports ([`bench`](mod@bench));
 //! - [`cmdscan`]: the binaries' command lines in the scripts and documents,
@@ -28,6 +29,7 @@ pub mod cmdscan;
 pub mod ctl;
 pub mod errno;
 pub mod exit;
+pub mod host;
 pub mod kdev;
 pub mod opts;
 pub mod pattern;

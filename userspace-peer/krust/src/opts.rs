@@ -130,9 +130,9 @@ pub struct TransportArgs {
     /// Minimum RNR NAK timer code, 0 to 31 (module: 12, 0.64 ms).
     #[arg(long, help_heading = MODULE)]
     pub min_rnr_timer: Option<u8>,
-    /// Receives of 64 KiB a module connection keeps posted, 2 to 40
-    /// (module: 40); the largest message it takes is N-1 fragments of
-    /// 65520 bytes, up to 2 MiB.
+    /// Receives a module connection keeps posted, 2 to 40 (module: 16 of
+    /// 8 KiB on a message connection, 40 of 64 KiB on a raw one); any
+    /// depth carries a 2 MiB message.
     #[arg(long, help_heading = MODULE)]
     pub recv_depth: Option<u32>,
 }

@@ -960,7 +960,8 @@ impl Endpoint for UPeer {
             self.wait("read", |st| st.ops_inflight == 0)?;
             if let Some(e) = self.st.borrow().op_error {
                 // The peer named memory it does not expose.
-                let e = io::Error::from_raw_os_error(if e == libc::EACCES { libc::EPROTO } else { e });
+                let e =
+                    io::Error::from_raw_os_error(if e == libc::EACCES { libc::EPROTO } else { e });
                 return Err(anyhow::Error::new(e).context("receive: READ of an announced message"));
             }
             buf[..msg_len].copy_from_slice(&self.op.buf.borrow()[..msg_len]);
