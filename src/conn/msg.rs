@@ -264,10 +264,7 @@ impl Conn {
             Self::require_connected(&st)?;
             // A longer message is READ by the peer: it must READ announces,
             // and this side must answer READs (an IRD).
-            if !st.msg.raw
-                && announce
-                && !(st.msg.peer_reads && st.info.responder_resources >= 1)
-            {
+            if !st.msg.raw && announce && !(st.msg.peer_reads && st.info.responder_resources >= 1) {
                 return Err(errno::EMSGSIZE());
             }
             st.msg.raw

@@ -190,7 +190,8 @@ impl Conn {
             return Err(errno::EOPNOTSUPP());
         }
         if !write {
-            let chunks = self.read_remote(r.timeout_ms, &[(r.remote_addr, r.rkey, r.len as usize)])?;
+            let chunks =
+                self.read_remote(r.timeout_ms, &[(r.remote_addr, r.rkey, r.len as usize)])?;
             let mut writer = UserSlice::new(r.buf as usize, r.len as usize).writer();
             for c in chunks.iter() {
                 writer.write_slice(c)?;

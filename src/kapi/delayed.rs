@@ -122,7 +122,10 @@ impl<T: HasDelayed<ID>, const ID: u8> Delayed<T, ID> {
         // The `work_struct` is the `delayed_work`'s first field (asserted
         // above), which is the `Delayed<T, ID>`'s only one (`repr(transparent)`).
         let d = work.cast::<Self>().cast_const();
-        let t = d.cast::<u8>().wrapping_sub(<T as HasDelayed<ID>>::OFFSET).cast::<T>();
+        let t = d
+            .cast::<u8>()
+            .wrapping_sub(<T as HasDelayed<ID>>::OFFSET)
+            .cast::<T>();
         // SAFETY: `d` is a queued `Delayed<T, ID>`, inside a `T` in an `Arc`, and
         // the item held a reference from `Arc::into_raw` (type invariant),
         // which the workqueue hands over now that it no longer is queued.

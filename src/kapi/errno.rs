@@ -34,4 +34,3 @@ errnos!(
     EOPNOTSUPP,
     EREMOTEIO,
 );
-

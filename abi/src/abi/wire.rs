@@ -238,7 +238,11 @@ impl ReadSeg {
     /// The segments of an announce's payload `b`, which [`WireRx::check`]
     /// has accepted; nothing for bytes it would refuse.
     pub fn parse(b: &[u8]) -> impl Iterator<Item = ReadSeg> + '_ {
-        let whole = b.len().is_multiple_of(READ_SEG_WIRE_SIZE as usize);
+        // Not `is_multiple_of()`: the kernel's minimum Rust (1.78) lacks it.
+        let whole = b
+            .chunks_exact(READ_SEG_WIRE_SIZE as usize)
+            .remainder()
+            .is_empty();
         b.chunks_exact(READ_SEG_WIRE_SIZE as usize)
             .filter(move |_| whole)
             .filter_map(|c| c.try_into().ok().map(Self::decode))
@@ -249,8 +253,11 @@ impl ReadSeg {
     /// bytes that do not wrap the address space, adding up to `msg_len`.
     fn check_all(b: &[u8], msg_len: u32) -> Result<(), WireFault> {
         let n = b.len() / READ_SEG_WIRE_SIZE as usize;
-        if !b.len().is_multiple_of(READ_SEG_WIRE_SIZE as usize) || n == 0 || n > READ_SEGS as usize
-        {
+        let ragged = !b
+            .chunks_exact(READ_SEG_WIRE_SIZE as usize)
+            .remainder()
+            .is_empty();
+        if ragged || n == 0 || n > READ_SEGS as usize {
             return Err(WireFault::Announce);
         }
         let mut sum: u64 = 0;
