@@ -582,27 +582,26 @@ impl Conn {
                 }
                 Self::receiver_closed(st).map(Err)
             })?;
+            // The announce leaves the queue in the same hold of `st` that
+            // takes its body or ends this READ: `read_ahead` must never
+            // find it there, READ it again and owe a second DONE.
             let Some(segs) = segs else {
-                let body = self.st.lock().msg.body.take();
-                match body {
-                    Some(b) => break b,
-                    None => continue,
-                }
+                let mut st = self.st.lock();
+                let Some(body) = st.msg.body.take() else {
+                    continue;
+                };
+                Self::pop_announce(&mut st)?;
+                break body;
             };
             let r = self
                 .take_turns(TURN_OP, end)
                 .and_then(|_turn| self.read_body(&segs, ms_until(end)?));
-            self.st.lock().msg.reading = false;
-            break r?;
-        };
-        {
             let mut st = self.st.lock();
-            // Emptied under us: torn down.
-            let Some(f) = st.msg.rx.pop() else {
-                return Err(Self::closed_error(&st));
-            };
-            st.keep_for_repost(f.buf.into_device());
-        }
+            st.msg.reading = false;
+            let body = r?;
+            Self::pop_announce(&mut st)?;
+            break body;
+        };
         // The next announce, if one waits, is READ ahead in turn.
         Delayed::<Conn, READ_WORK>::queue(self, 1);
         let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
@@ -614,6 +613,17 @@ impl Conn {
         // `recv_one`).
         let _ = self.pump();
         r.map(|()| msg_len as u64)
+    }
+
+    /// Takes the announce whose message was READ off the queue and gives
+    /// its receive back; the connection's errno if the queue was emptied
+    /// under us (torn down).
+    fn pop_announce(st: &mut St) -> Result {
+        let Some(f) = st.msg.rx.pop() else {
+            return Err(Self::closed_error(st));
+        };
+        st.keep_for_repost(f.buf.into_device());
+        Ok(())
     }
 
     /// The segments the announce at the front of the queue names; the

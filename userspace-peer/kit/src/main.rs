@@ -85,6 +85,9 @@ pub enum Cmd {
     /// Two files that both SEND and never read: each SEND short of credits
     /// must time out.
     CreditLivelock(stress::LivelockArgs),
+    /// The message path's latency and bandwidth between two files of the
+    /// module (IOCTL_SEND and IOCTL_RECV, not raw).
+    MsgBench(stress::MsgBenchArgs),
     /// Many connections at once (1,024 by default), each between two files:
     /// all connected, a message out and back on each, verified, all closed.
     Many(stress::ManyArgs),
@@ -205,6 +208,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::RecvRace(a) => stress::recv_race(o.dev(), &a),
         Cmd::CreditLivelock(a) => stress::credit_livelock(o.dev(), &a),
         Cmd::Many(a) => stress::many(o.dev(), &a),
+        Cmd::MsgBench(a) => stress::msg_bench(o.dev(), &a),
         Cmd::IdleClose(a) => stress::idle_close(o.dev(), &a),
         Cmd::OwnQpFails(a) => stress::own_qp_fails(o.dev(), &a),
         Cmd::Hostile(a) => hostile::run(o.dev(), &a),

@@ -132,6 +132,100 @@ fn wait_closed(dev: &KrustDev, limit: Duration) -> Result<Duration> {
 
 // --- cycles -------------------------------------------------------------------
 
+/// The arguments of `rdma-krust-kit msg-bench`.
+#[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
+pub struct MsgBenchArgs {
+    /// Address to listen on and connect to.
+    #[arg(long, default_value = "192.0.2.1", value_parser = krust::addr::ipv4)]
+    pub ip: Ipv4Addr,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 7980)]
+    pub port: u16,
+    /// Message sizes of the one-way streams.
+    #[arg(long, value_delimiter = ',', default_value = "65536,1048576")]
+    pub sizes: Vec<u64>,
+    /// Messages per stream.
+    #[arg(long, default_value_t = 200)]
+    pub count: u32,
+    /// Bytes of each ping-pong message.
+    #[arg(long, default_value_t = 2)]
+    pub lat_size: u64,
+    /// Round trips of the ping-pong.
+    #[arg(long, default_value_t = 2000)]
+    pub lat_iters: u32,
+}
+
+/// The message path's own figures, `IOCTL_SEND` and `IOCTL_RECV` between
+/// two files of the module (what `make bench`'s SEND rows do not measure:
+/// they run raw connections): a ping-pong of `lat_size` bytes, its round
+/// trips' median and 99th percentile halved, and for each size a one-way
+/// stream of `count` messages, from the first SEND to the last RECV.
+pub fn msg_bench(path: &str, a: &MsgBenchArgs) -> Result<()> {
+    let (l, c) = kernel_pair(path, a.ip, a.port, 0)?;
+    let (l, c) = (Arc::new(l), Arc::new(c));
+    let most = a.sizes.iter().copied().max().unwrap_or(0).max(a.lat_size) as usize;
+    let iters = a.lat_iters;
+    let lat = a.lat_size as usize;
+    let echo = {
+        let l = l.clone();
+        std::thread::spawn(move || -> Result<()> {
+            let mut buf = vec![0u8; lat.max(1)];
+            for _ in 0..iters {
+                let n = l.recv(&mut buf, 10_000).context("ping-pong RECV")?;
+                l.send(&buf[..n], 10_000).context("ping-pong SEND")?;
+            }
+            Ok(())
+        })
+    };
+    let msg = vec![0x5au8; lat];
+    let mut back = vec![0u8; lat.max(1)];
+    let mut rtt = Vec::with_capacity(iters as usize);
+    for _ in 0..iters {
+        let t = Instant::now();
+        c.send(&msg, 10_000).context("ping-pong SEND")?;
+        c.recv(&mut back, 10_000).context("ping-pong RECV")?;
+        rtt.push(t.elapsed().as_nanos() as u64);
+    }
+    echo.join()
+        .map_err(|_| anyhow::anyhow!("echo panicked"))??;
+    rtt.sort_unstable();
+    let pick = |q: f64| rtt[((rtt.len() - 1) as f64 * q) as usize] as f64 / 2000.0;
+    println!(
+        "msg-bench: ping-pong {lat} bytes, {iters} round trips: half a round trip {:.2} us median, {:.2} us p99",
+        pick(0.5),
+        pick(0.99)
+    );
+    for &size in &a.sizes {
+        let size = size as usize;
+        let count = a.count;
+        let sink = {
+            let l = l.clone();
+            std::thread::spawn(move || -> Result<Instant> {
+                let mut buf = vec![0u8; most.max(1)];
+                for _ in 0..count {
+                    l.recv(&mut buf, 20_000).context("stream RECV")?;
+                }
+                Ok(Instant::now())
+            })
+        };
+        let data = vec![0xa5u8; size];
+        let t = Instant::now();
+        for _ in 0..count {
+            c.send(&data, 20_000).context("stream SEND")?;
+        }
+        let end = sink
+            .join()
+            .map_err(|_| anyhow::anyhow!("sink panicked"))??;
+        let secs = end.duration_since(t).as_secs_f64().max(1e-9);
+        println!(
+            "msg-bench: stream {size} bytes, {count} messages: {:.1} MB/s ({:.0} ms)",
+            (size as f64 * f64::from(count)) / secs / 1e6,
+            secs * 1e3
+        );
+    }
+    Ok(())
+}
+
 /// The arguments of `rdma-krust-kit many`.
 #[derive(clap::Args, Debug, PartialEq, Eq, Clone)]
 pub struct ManyArgs {
