@@ -663,7 +663,10 @@ impl Conn {
     pub(super) fn read_ahead(self: &Arc<Self>) {
         let (segs, turn) = {
             let mut st = self.st.lock();
+            // A busy-polling connection's completions are its callers' to
+            // reap, and this would spin for them on a shared workqueue.
             let ready = st.state == State::Connected
+                && !st.polled
                 && st.msg.body.is_none()
                 && !st.msg.reading
                 && st.turns & TURN_OP == 0

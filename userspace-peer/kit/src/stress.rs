@@ -1786,24 +1786,34 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             let big = abi::MAX_MSG_SIZE as usize;
             let mut msg = vec![0u8; big];
             let mut buf = vec![0u8; big];
-            pattern::fill(&mut msg, 5, 0);
-            c.send(&msg, 10_000).context("first SEND")?;
-            // 33 of the 40 credits are gone: the next 2 MiB must wait.
-            pattern::fill(&mut msg, 5, 1);
+            // Messages of 2 MiB are announced and READ, and a sender waits
+            // for the DONE of its last announce before the next. The
+            // receiver READs one message ahead, unless it busy-polls (then
+            // nothing reaps its completions while nobody calls): so the
+            // third SEND must wait, or the second on a polled connection.
+            let queued = if poll != 0 { 1 } else { 2 };
+            for i in 0..queued {
+                pattern::fill(&mut msg, 5, i);
+                c.send(&msg, 10_000)
+                    .context("SEND before the blocked one")?;
+            }
+            pattern::fill(&mut msg, 5, queued);
             expect_eintr(&case, sig.blocked(&case, || send_io(&c, &msg, to))?)?;
-            recv_check(&l, &mut buf, big, 5, 0).context("first message")?;
+            for i in 0..queued {
+                recv_check(&l, &mut buf, big, 5, i).context("a message before")?;
+            }
             let e = expect_err(
                 "RECV after it",
                 l.recv(&mut buf, 300).map(|_| ()),
                 &[libc::ETIMEDOUT],
             )?;
             println!(
-                "after: the peer received the first message, then {}: the interrupted one was not sent",
+                "after: the peer received the {queued} message(s) before, then {}: the interrupted one was not sent",
                 errno_name(e)
             );
-            pattern::fill(&mut msg, 5, 2);
+            pattern::fill(&mut msg, 5, 9);
             c.send(&msg, 10_000).context("SEND after EINTR")?;
-            recv_check(&l, &mut buf, big, 5, 2).context("message after EINTR")?;
+            recv_check(&l, &mut buf, big, 5, 9).context("message after EINTR")?;
             println!("after: a 2 MiB SEND on the same file, received and verified");
             close_timed(c)?;
         }
