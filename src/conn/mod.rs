@@ -317,11 +317,17 @@ pub(crate) struct Conn {
     /// here even if the caller receives it later.
     #[pin]
     read_work: Delayed<Conn, READ_WORK>,
+    /// Deregisters the regions of announces the peer has READ, after their
+    /// grace ([`Conn::retire`]).
+    #[pin]
+    retire_work: Delayed<Conn, RETIRE_WORK>,
     registry: Arc<Registry>,
 }
 
 /// The `ID` of [`Conn::read_work`].
 const READ_WORK: u8 = 1;
+/// The `ID` of [`Conn::retire_work`].
+const RETIRE_WORK: u8 = 2;
 
 // SAFETY: `hang_up_timer` is a `Delayed<Conn>` field of `Conn`.
 unsafe impl HasDelayed for Conn {
@@ -329,6 +335,15 @@ unsafe impl HasDelayed for Conn {
 
     fn run(this: Arc<Self>) {
         this.pay_deferred_hang_up();
+    }
+}
+
+// SAFETY: `retire_work` is a `Delayed<Conn, RETIRE_WORK>` field of `Conn`.
+unsafe impl HasDelayed<RETIRE_WORK> for Conn {
+    const OFFSET: usize = core::mem::offset_of!(Conn, retire_work);
+
+    fn run(this: Arc<Self>) {
+        this.retire();
     }
 }
 
@@ -428,6 +443,7 @@ impl Conn {
                 op_steps: AtomicU32::new(0),
                 hang_up_timer <- Delayed::new(),
                 read_work <- Delayed::new(),
+                retire_work <- Delayed::new(),
                 registry,
             }),
             GFP_KERNEL,
@@ -589,6 +605,8 @@ impl Conn {
         self.hang_up_timer.cancel();
         // Completions queue it: with the QP gone, none comes any more.
         self.read_work.cancel();
+        // The regions it would free go with the queues below.
+        self.retire_work.cancel();
         let index = self.st.lock().device_index.take();
         if let Some(index) = index {
             self.registry.detach(index, self.key());
@@ -647,10 +665,9 @@ impl CompletionHandler for Conn {
         // A polled connection's handlers run under `ep`, in `reap`, which
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
-        // The regions of an announce the peer has READ (its DONE): freed
-        // below, outside `st`.
-        let retired = core::mem::take(&mut st.msg.retired);
         let read = core::mem::take(&mut st.msg.read_wanted);
+        let retire = core::mem::take(&mut st.msg.retire_wanted);
+        let grace = Self::retire_grace(&st.info);
         // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
         // waiters reap, and a wake-up would only take the wait queue's lock
         // with interrupts off, twice a round trip of a ping-pong.
@@ -658,9 +675,11 @@ impl CompletionHandler for Conn {
             this.cv.notify_all();
         }
         drop(st);
-        drop(retired);
         if read {
             Delayed::<Conn, READ_WORK>::queue(this, 1);
+        }
+        if retire {
+            Delayed::<Conn, RETIRE_WORK>::queue(this, grace);
         }
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's

@@ -72,9 +72,13 @@ pub(super) struct Msg {
     /// The regions of this side's announced message, registered for the
     /// peer to READ, until its DONE.
     pub(super) out: KVec<Arc<Region>>,
-    /// Regions the peer's DONE released, freed once the completion that
-    /// brought it lets go of `st` (`Conn::complete`).
+    /// Regions the peer's DONE released, deregistered once no duplicate
+    /// of the peer's READs can still come for them (`Conn::retire`).
     pub(super) retired: KVec<Arc<Region>>,
+    /// When (jiffies) `retired` may go.
+    pub(super) retire_by: kernel::time::Jiffies,
+    /// A DONE came: [`Conn::complete`] queues `retire_work`.
+    pub(super) retire_wanted: bool,
     /// This side READ the peer's announced message and owes it DONE
     /// (`Conn::pump` sends it).
     pub(super) done_owed: bool,
@@ -111,6 +115,8 @@ impl Msg {
             peer_reads: false,
             out: KVec::new(),
             retired: KVec::new(),
+            retire_by: 0,
+            retire_wanted: false,
             done_owed: false,
             body: None,
             reading: false,
@@ -819,6 +825,7 @@ impl Conn {
         }
         let cpu = buf.into_cpu();
         let len = (wc.byte_len as usize).min(cpu.len());
+        let grace = Self::retire_grace(&st.info);
         let msg = &mut st.msg;
         if msg.raw {
             let stamp = Ktime::ktime_get().to_ns();
@@ -850,8 +857,14 @@ impl Conn {
         msg.peer_low = hdr.flags & abi::WIRE_LOW != 0;
         if hdr.flags & abi::WIRE_DONE != 0 {
             // The peer has READ this side's announced message: its regions
-            // go (their keys with them), outside `st`.
-            msg.retired = core::mem::take(&mut msg.out);
+            // go, and their keys with them, once no duplicate of its READ
+            // requests can still be on the way (`Conn::retire`). Should
+            // keeping one fail for want of memory, it goes now.
+            for r in core::mem::take(&mut msg.out) {
+                let _ = msg.retired.push(r, GFP_KERNEL);
+            }
+            msg.retire_by = sched::jiffies().wrapping_add(grace);
+            msg.retire_wanted = true;
         }
         if hdr.flags & abi::WIRE_CREDIT != 0 {
             st.keep_for_repost(cpu.into_device());
@@ -871,6 +884,41 @@ impl Conn {
             // took a receive of ours.
             self.close_locked(st, errno::EPROTO());
         }
+    }
+
+    /// How long the regions of an announce the peer has READ stay
+    /// registered after its DONE, in jiffies. On IB and RoCE a READ request
+    /// the peer's transport resent can still arrive after the READ
+    /// completed there (the response to the first copy got through): the
+    /// responder serves a duplicate READ again, and with the key gone it is
+    /// an access error, which moves this side's QP to the error state
+    /// without a completion of its own (rxe, IBA's class C). So they stay
+    /// for the peer's retry time (`retry_count + 1` ACK timeouts), and at
+    /// least a second for what is still queued. iWARP's stream carries no
+    /// duplicates: at once.
+    pub(super) fn retire_grace(info: &abi::ConnInfo) -> kernel::time::Jiffies {
+        if info.iwarp != 0 {
+            return 1;
+        }
+        let ms = info.transport.retries_ms().saturating_add(1000);
+        msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX)).max(1)
+    }
+
+    /// `retire_work`: deregisters the regions of the announces the peer has
+    /// READ once their grace ([`Self::retire_grace`]) is over, else comes
+    /// back then.
+    pub(super) fn retire(self: &Arc<Self>) {
+        let retired = {
+            let mut st = self.st.lock();
+            let left = st.msg.retire_by.wrapping_sub(sched::jiffies()) as isize;
+            if left > 0 && !st.msg.retired.is_empty() {
+                drop(st);
+                Delayed::<Conn, RETIRE_WORK>::queue(self, left as kernel::time::Jiffies);
+                return;
+            }
+            core::mem::take(&mut st.msg.retired)
+        };
+        drop(retired);
     }
 
     /// Owes the peer the disconnect that [`Conn::defer_hang_up`] put off,
