@@ -348,24 +348,26 @@ impl Conn {
         end: i64,
     ) -> Result<(KVec<u8>, KVec<Arc<Region>>)> {
         let len = x.len as usize;
-        let mut reader = UserSlice::new(x.buf as usize, len).reader();
-        let mut bounce = KVec::from_elem(0u8, len.min(WINDOW_IO_CHUNK), GFP_KERNEL)?;
+        // All of it into kernel memory first, holding nothing of the
+        // device: a copy that waits on a page (userfaultfd) must not hold
+        // up the device's removal, and a region holds its device.
+        let mut data = KVVec::from_elem(0u8, len, GFP_KERNEL)?;
+        UserSlice::new(x.buf as usize, len)
+            .reader()
+            .read_slice(&mut data)?;
         let mut regions = KVec::new();
         {
             let pd = self.op_pd()?;
+            let mut off = 0;
             for seg in abi::ReadSeg::lens(len as u32) {
-                let region = Region::new(&pd, seg as usize, 0)?;
-                let mut off = 0;
-                while off < seg as usize {
-                    let n = (seg as usize - off).min(bounce.len());
-                    let part = bounce.get_mut(..n).ok_or(EINVAL)?;
-                    reader.read_slice(part)?;
-                    region.write(off, part)?;
-                    off += n;
-                }
+                let seg = seg as usize;
+                let region = Region::new(&pd, seg, 0)?;
+                region.write(0, data.get(off..off + seg).ok_or(EINVAL)?)?;
                 regions.push(region, GFP_KERNEL)?;
+                off += seg;
             }
         }
+        drop(data);
         {
             let _turn = self.take_turns(TURN_OP, end)?;
             let mut steps = KVec::with_capacity(regions.len(), GFP_KERNEL)?;
