@@ -1309,19 +1309,19 @@ pub struct LivelockArgs {
     /// `timeout_ms` of the two SENDs that wait for credits.
     #[arg(long, default_value_t = 500)]
     pub timeout_ms: u32,
-    /// Bytes of each of those SENDs (several fragments).
+    /// Bytes of each of those SENDs (announced: over 8176).
     #[arg(long, default_value_t = 200_000)]
     pub size: u64,
 }
 
-/// Two files of the module that both SEND and neither reads: each SEND that
+/// Two files of the module that both SEND and neither reads: a SEND that
 /// lacks credits must fail with `ETIMEDOUT` after `timeout_ms`. The
-/// connector, then the listener, fill the other's receives with
-/// one-fragment messages (until a SEND times out), so each holds one credit
-/// and the connector has been told the listener is low. Then each starts a
-/// SEND of several fragments in a thread, and the connector reads one
-/// message: the credit it grants for it starts an exchange of credit-only
-/// messages, each side granting back the one credit it gets. Fails if
+/// connector, then the listener, fill the other's receives with small
+/// messages (until a SEND times out), so each holds one credit and the
+/// connector has been told the listener is low. Then each starts a SEND in
+/// a thread, and the connector reads one message: the credit it grants for
+/// it lets the listener's through (every message takes one receive), while
+/// the connector's waits for a receive the listener never frees. Fails if
 /// either SEND is still waiting ten times its timeout later.
 pub fn credit_livelock(path: &str, a: &LivelockArgs) -> Result<()> {
     let (l, c) = kernel_pair(path, a.ip, a.port, 0)?;
@@ -1444,8 +1444,8 @@ pub enum BlockCase {
     /// CONNECT to a userspace listener that never accepts: the wait for the
     /// connection to be established.
     ConnectEstablish,
-    /// SEND of a message the peer has no credits for (it does not read):
-    /// the credit wait.
+    /// SEND of a 2 MiB message while the peer holds the one before unread:
+    /// the wait for the peer's DONE.
     SendCredits,
     /// RDMA READ from a peer whose QP drops every request: the completion
     /// wait.
@@ -1454,8 +1454,8 @@ pub enum BlockCase {
     Atomic,
     /// IOCTL_BENCH as SEND responder, with nothing sent to it.
     Bench,
-    /// SEND queued behind another thread's SEND that waits 10 s for
-    /// credits: the wait for the connection's send turn.
+    /// SEND queued behind another thread's SEND that waits 10 s for the
+    /// peer's DONE: the wait for the connection's send turn.
     SendQueued,
     /// RDMA WRITE queued behind another thread's IOCTL_BENCH that waits
     /// 10 s: the wait for the one-sided operations' turn.
@@ -1869,7 +1869,13 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             let l = Arc::new(l);
             let big = vec![0u8; abi::MAX_MSG_SIZE as usize];
             if a.case == BlockCase::SendQueued {
-                c.send(&big, 10_000).context("first SEND")?;
+                // As in `SendCredits`: then the next 2 MiB SEND waits for
+                // the DONE of the last.
+                let queued = if poll != 0 { 1 } else { 2 };
+                for _ in 0..queued {
+                    c.send(&big, 10_000)
+                        .context("SEND before the blocked one")?;
+                }
             }
             // Another thread (which ignores SIGUSR1) holds the file's lock,
             // waiting 10 s.
