@@ -221,7 +221,13 @@ impl Conn {
         if let Some(t) = self.st.lock().op.stamps.get_mut(idx) {
             *t = 0;
         }
-        Work::Op { gen, idx, buf, len }
+        Work::Op {
+            gen,
+            idx,
+            buf,
+            len,
+            msg: false,
+        }
     }
 
     /// Makes step 0 of a fresh generation ready to post with `buf`: the

@@ -117,6 +117,9 @@ pub(crate) enum Work {
         idx: usize,
         buf: Option<DeviceBuf>,
         len: usize,
+        /// Of the message path's own operations (`St::msg_op`): the
+        /// registrations and READs of announced messages.
+        msg: bool,
     },
 }
 
@@ -186,6 +189,10 @@ struct St {
     msg: Msg,
     /// The one-sided path's state.
     op: Ops,
+    /// The message path's own one-sided operations (`TURN_MSG_OP`): the
+    /// registrations and READs of announced messages, apart from the
+    /// caller's, so that neither waits for the other's turn.
+    msg_op: Ops,
     info: abi::ConnInfo,
     /// Caps from `IOCTL_LISTEN` for the passive side.
     listen_caps: (u32, u32),
@@ -358,12 +365,15 @@ unsafe impl HasDelayed<READ_WORK> for Conn {
 
 /// What one caller at a time may do on a connection: send a whole message
 /// ([`TURN_SEND`]), receive one ([`TURN_RECV`]), or run a one-sided
-/// operation, a window change or a benchmark ([`TURN_OP`]). Unlike a mutex,
+/// operation, a window change or a benchmark ([`TURN_OP`]), or register
+/// or READ an announced message ([`TURN_MSG_OP`], taken by a sender or
+/// receiver inside its own turn, or by `read_work`). Unlike a mutex,
 /// waiting for a turn is interruptible and has a deadline.
 type Turns = u8;
 const TURN_SEND: Turns = 1;
 const TURN_RECV: Turns = 2;
 const TURN_OP: Turns = 4;
+const TURN_MSG_OP: Turns = 8;
 
 /// Turns held; given back (and the next waiter woken) on drop.
 struct Turn<'a> {
@@ -409,6 +419,7 @@ impl Conn {
     pub(crate) fn new(registry: Arc<Registry>) -> Result<Arc<Self>> {
         let msg = Msg::new()?;
         let op = Ops::new()?;
+        let msg_op = Ops::new()?;
         let windows = Windows::new()?;
         Arc::pin_init(
             pin_init!(Self {
@@ -420,6 +431,7 @@ impl Conn {
                     established: false,
                     msg,
                     op,
+                    msg_op,
                     info: abi::ConnInfo {
                         recv_depth: RECV_DEPTH,
                         peer_recv_depth: RECV_DEPTH,
@@ -625,6 +637,9 @@ impl Conn {
         for b in st.op.bufs.iter_mut() {
             *b = None;
         }
+        for b in st.msg_op.bufs.iter_mut() {
+            *b = None;
+        }
     }
 
     fn require_connected(st: &St) -> Result {
@@ -646,7 +661,9 @@ impl CompletionHandler for Conn {
                 drop(buf);
                 this.complete_send(&mut st, wc);
             }
-            Work::Op { gen, idx, buf, .. } => this.complete_op(&mut st, wc, gen, idx, buf),
+            Work::Op {
+                gen, idx, buf, msg, ..
+            } => this.complete_op(&mut st, wc, msg, gen, idx, buf),
         }
         // Into the error state after a protocol fault or a failed (not
         // flushed) request, so everything posted completes: siw may leave

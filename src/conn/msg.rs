@@ -340,7 +340,7 @@ impl Conn {
     /// An announced message: its data in regions of at most
     /// `abi::READ_SEG_SIZE` bytes, each new (a fresh key per message) and
     /// registered for remote READ only, and the announce's SEND buffer
-    /// naming them, its header left blank. `TURN_SEND` held; `TURN_OP` is
+    /// naming them, its header left blank. `TURN_SEND` held; `TURN_MSG_OP` is
     /// taken for the registrations.
     fn stage_announce(
         self: &Arc<Self>,
@@ -369,12 +369,12 @@ impl Conn {
         }
         drop(data);
         {
-            let _turn = self.take_turns(TURN_OP, end)?;
+            let _turn = self.take_turns(TURN_MSG_OP, end)?;
             let mut steps = KVec::with_capacity(regions.len(), GFP_KERNEL)?;
             for r in regions.iter() {
                 steps.push(Step::Reg(r.clone(), Access::REMOTE_READ), GFP_KERNEL)?;
             }
-            self.run_op(ms_until(end)?, steps)?;
+            self.run_op_on(true, ms_until(end)?, steps)?;
         }
         let seg_size = abi::READ_SEG_WIRE_SIZE as usize;
         let mut data = KVec::from_elem(0u8, HDR + regions.len() * seg_size, GFP_KERNEL)?;
@@ -602,7 +602,7 @@ impl Conn {
                 break body;
             };
             let r = self
-                .take_turns(TURN_OP, end)
+                .take_turns(TURN_MSG_OP, end)
                 .and_then(|_turn| self.read_body(&segs, ms_until(end)?));
             let mut st = self.st.lock();
             st.msg.reading = false;
@@ -646,13 +646,13 @@ impl Conn {
     }
 
     /// READs an announced message's `segs`; once it is here, DONE is owed.
-    /// `TURN_OP` held.
+    /// `TURN_MSG_OP` held.
     fn read_body(self: &Arc<Self>, segs: &[(u64, u32, usize)], ms: u32) -> Result<KVec<KVec<u8>>> {
         self.require_initiator(true)?;
-        self.st.lock().op.announce = true;
-        let r = self.read_remote(ms, segs);
+        self.st.lock().msg_op.announce = true;
+        let r = self.read_remote(true, ms, segs);
         let mut st = self.st.lock();
-        st.op.announce = false;
+        st.msg_op.announce = false;
         if r.is_ok() {
             st.msg.done_owed = true;
         }
@@ -663,9 +663,10 @@ impl Conn {
     /// ahead of the caller, and sends DONE, so that the peer may let its
     /// memory go, close, or announce the next. Only when nobody else is at
     /// it, no message READ ahead waits for its caller (which bounds what a
-    /// connection holds to one message), and `TURN_OP` is free: an
-    /// operation of the caller's may hold it for long, and then the
-    /// caller's `IOCTL_RECV` READs instead. Queued by the completion that
+    /// connection holds to one message), and `TURN_MSG_OP` is free (a
+    /// sender registering its regions holds it, and then the caller's
+    /// `IOCTL_RECV` READs instead), on a connection that does not
+    /// busy-poll. Queued by the completion that
     /// brings an announce and by a receive that takes one; on the system
     /// workqueue, which no lock holder waits for.
     pub(super) fn read_ahead(self: &Arc<Self>) {
@@ -677,7 +678,7 @@ impl Conn {
                 && !st.polled
                 && st.msg.body.is_none()
                 && !st.msg.reading
-                && st.turns & TURN_OP == 0
+                && st.turns & TURN_MSG_OP == 0
                 && st
                     .msg
                     .rx
@@ -690,12 +691,12 @@ impl Conn {
                 return;
             };
             st.msg.reading = true;
-            st.turns |= TURN_OP;
+            st.turns |= TURN_MSG_OP;
             (
                 segs,
                 Turn {
                     conn: self,
-                    turns: TURN_OP,
+                    turns: TURN_MSG_OP,
                 },
             )
         };

@@ -63,12 +63,31 @@ impl Ops {
 
 impl Conn {
     /// Posts `steps` as one operation and waits for all of them. Returns
-    /// the buffers the completions gave back, by step.
+    /// the buffers the completions gave back, by step. `TURN_OP` held.
     pub(super) fn run_op(
         self: &Arc<Self>,
         timeout_ms: u32,
         steps: KVec<Step>,
     ) -> Result<KVec<Option<DeviceBuf>>> {
+        self.run_op_on(false, timeout_ms, steps)
+    }
+
+    /// [`Self::run_op`] on the caller's operations (`St::op`, `TURN_OP`
+    /// held) or, with `msg`, on the message path's (`St::msg_op`,
+    /// `TURN_MSG_OP` held).
+    pub(super) fn run_op_on(
+        self: &Arc<Self>,
+        msg: bool,
+        timeout_ms: u32,
+        steps: KVec<Step>,
+    ) -> Result<KVec<Option<DeviceBuf>>> {
+        fn ops(st: &mut St, msg: bool) -> &mut Ops {
+            if msg {
+                &mut st.msg_op
+            } else {
+                &mut st.op
+            }
+        }
         let n = steps.len();
         if n == 0 || n > OP_SLOTS {
             return Err(EINVAL);
@@ -76,13 +95,14 @@ impl Conn {
         let gen = {
             let mut st = self.st.lock();
             Self::require_connected(&st)?;
-            st.op.gen += 1;
-            st.op.pending = n as u32;
-            st.op.error = None;
-            for b in st.op.bufs.iter_mut() {
+            let op = ops(&mut st, msg);
+            op.gen += 1;
+            op.pending = n as u32;
+            op.error = None;
+            for b in op.bufs.iter_mut() {
                 *b = None;
             }
-            st.op.gen
+            op.gen
         };
         let mut posted = 0;
         let mut result = Ok(());
@@ -94,7 +114,13 @@ impl Conn {
                     result = Err(self.no_qp());
                     break;
                 };
-                let w = |buf, len| Work::Op { gen, idx, buf, len };
+                let w = |buf, len| Work::Op {
+                    gen,
+                    idx,
+                    buf,
+                    len,
+                    msg,
+                };
                 let r = self.post_step(&ep, || match step {
                     Step::Send(op, buf, len) => qp.post_send(self, w(buf, len), op),
                     Step::Reg(mem, access) => qp.post_reg_mr(self, w(None, 0), &mem, access),
@@ -113,18 +139,19 @@ impl Conn {
         if result.is_err() {
             // Steps never posted will not complete.
             let mut st = self.st.lock();
-            st.op.pending -= (n - posted) as u32;
+            ops(&mut st, msg).pending -= (n - posted) as u32;
         }
         // Posted steps always complete: successfully, with an error, or
         // flushed when the connection goes down.
         let done = self.wait(op_timeout(timeout_ms), |st| {
-            (st.op.pending == 0).then(|| st.op.error.map_or(Ok(()), Err))
+            let op = ops(st, msg);
+            (op.pending == 0).then(|| op.error.map_or(Ok(()), Err))
         });
         result?;
         done?;
         let mut st = self.st.lock();
         let mut out = KVec::with_capacity(n, GFP_KERNEL)?;
-        for b in st.op.bufs.iter_mut().take(n) {
+        for b in ops(&mut st, msg).bufs.iter_mut().take(n) {
             out.push(b.take(), GFP_KERNEL)?;
         }
         Ok(out)
@@ -190,8 +217,8 @@ impl Conn {
             return Err(errno::EOPNOTSUPP());
         }
         if !write {
-            let chunks =
-                self.read_remote(r.timeout_ms, &[(r.remote_addr, r.rkey, r.len as usize)])?;
+            let segs = [(r.remote_addr, r.rkey, r.len as usize)];
+            let chunks = self.read_remote(false, r.timeout_ms, &segs)?;
             let mut writer = UserSlice::new(r.buf as usize, r.len as usize).writer();
             for c in chunks.iter() {
                 writer.write_slice(c)?;
@@ -231,7 +258,8 @@ impl Conn {
     /// RDMA READs of `segs`, each (remote address, key, length), into
     /// kernel memory, in work requests of at most [`OP_CHUNK`] bytes:
     /// returns the data, a buffer per work request, in order. The caller
-    /// holds `TURN_OP` and has checked that this side may READ
+    /// holds `TURN_OP` (or, with `msg`, `TURN_MSG_OP`: the READ of an
+    /// announced message) and has checked that this side may READ
     /// ([`Self::require_initiator`], `max_sge_rd`); the device is let go
     /// before the data is copied anywhere (see [`Self::rdma`]).
     ///
@@ -244,6 +272,7 @@ impl Conn {
     /// so that a READ is not done only to be dropped.
     pub(super) fn read_remote(
         self: &Arc<Self>,
+        msg: bool,
         timeout_ms: u32,
         segs: &[(u64, u32, usize)],
     ) -> Result<KVec<KVec<u8>>> {
@@ -276,7 +305,7 @@ impl Conn {
             }
         }
         drop(pd);
-        let bufs = self.run_op(timeout_ms, steps)?;
+        let bufs = self.run_op_on(msg, timeout_ms, steps)?;
         if iwarp {
             {
                 let mut st = self.st.lock();
@@ -340,6 +369,7 @@ impl Conn {
         &self,
         st: &mut St,
         wc: &Wc,
+        msg: bool,
         gen: u64,
         idx: usize,
         buf: Option<DeviceBuf>,
@@ -355,7 +385,7 @@ impl Conn {
             State::Closed(e) => Some(e),
             _ => None,
         };
-        let op = &mut st.op;
+        let op = if msg { &mut st.msg_op } else { &mut st.op };
         if gen != op.gen {
             // An interrupted earlier operation: its buffer just goes.
             return;
