@@ -895,7 +895,8 @@ impl Conn {
     /// completed there (the response to the first copy got through): the
     /// responder serves a duplicate READ again, and with the key gone it is
     /// an access error, which moves this side's QP to the error state
-    /// without a completion of its own (rxe, IBA's class C). So they stay
+    /// without a completion of its own (rxe's `rxe_recheck_mr()`, a class
+    /// C error). So they stay
     /// for the peer's retry time (`retry_count + 1` ACK timeouts), and at
     /// least a second for what is still queued. iWARP's stream carries no
     /// duplicates: at once.
