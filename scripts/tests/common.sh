@@ -254,3 +254,37 @@ slab_growers() {
 	awk 'NR > 2 { print $1, $2 * $4 }' "$2" | sort >"$T/slab.a"
 	join "$T/slab.b" "$T/slab.a" | awk '$3 > $2 { print $3 - $2, $1 }' | sort -rn | head -5
 }
+
+# slab_before: settles the caches and records the kmalloc objects and
+# SUnreclaim in use, for slab_after.
+slab_before() {
+	slab_settle
+	cp /proc/slabinfo "$T/slabinfo.before"
+	SLAB_OBJ0=$(kmalloc_bytes)
+	SLAB_UNR0=$(sunreclaim)
+}
+
+# slab_after N UNIT OBJ_LIMIT UNR_LIMIT: settles the caches again, prints
+# the growth since slab_before, also per UNIT over N of them, and fails if
+# the kmalloc objects grew by OBJ_LIMIT bytes or more or SUnreclaim by
+# UNR_LIMIT, naming the caches that grew most. Printed, not asserted, under
+# KASAN, whose quarantine keeps freed objects in use.
+slab_after() {
+	local n=$1 unit=$2 obj_limit=$3 unr_limit=$4 obj unr d_obj d_unr
+	slab_settle
+	cp /proc/slabinfo "$T/slabinfo.after"
+	obj=$(kmalloc_bytes)
+	unr=$(sunreclaim)
+	d_obj=$((obj - SLAB_OBJ0))
+	d_unr=$((unr - SLAB_UNR0))
+	echo "  kmalloc objects: $SLAB_OBJ0 -> $obj bytes: $d_obj bytes, $((d_obj / n)) per $unit"
+	echo "  SUnreclaim:      $SLAB_UNR0 -> $unr bytes: $d_unr bytes, $((d_unr / n)) per $unit"
+	if grep -qw __asan_load8 /proc/kallsyms; then
+		echo "  KASAN kernel: quarantined objects count as in use; growth not asserted"
+		return 0
+	fi
+	if [ $d_obj -ge "$obj_limit" ] || [ $d_unr -ge "$unr_limit" ]; then
+		slab_growers "$T/slabinfo.before" "$T/slabinfo.after" | sed 's/^/  grew: /'
+		fail "growth over $n ${unit}s: kmalloc objects $d_obj bytes (limit $obj_limit), SUnreclaim $d_unr (limit $unr_limit)"
+	fi
+}
