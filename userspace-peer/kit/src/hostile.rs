@@ -154,8 +154,8 @@ enum Expect {
     Errno(i32),
     /// A lie the transport catches first: the liar's refusal of the
     /// module's READ, or a SEND longer than the module's receive. `EPROTO`
-    /// on RoCE; on iWARP the TERMINATE ends the connection before the
-    /// module learns why (`ECONNRESET`).
+    /// on RoCE; on iWARP `EPROTO`, or `ECONNRESET` when the TERMINATE ends
+    /// the connection before the module learns why.
     Refused,
 }
 
@@ -497,10 +497,15 @@ fn module_side(dev: &KrustDev, expect: &[Expect], seed: u64) -> Result<()> {
     let mut buf = vec![0u8; abi::MAX_MSG_SIZE as usize];
     for (i, want) in expect.iter().enumerate() {
         let got = dev.recv(&mut buf, WAIT_MS);
-        let want = match *want {
-            Expect::Refused if iwarp => Expect::Errno(libc::ECONNRESET),
-            Expect::Refused => Expect::Errno(libc::EPROTO),
-            w => w,
+        // On iWARP a lie the transport catches may end the connection by
+        // the provider's TERMINATE before the module learns why
+        // (ECONNRESET), or reach the module first (EPROTO): siw does both.
+        let want = match (*want, &got) {
+            (Expect::Refused, Err(e)) if iwarp && e.raw_os_error() == Some(libc::ECONNRESET) => {
+                Expect::Errno(libc::ECONNRESET)
+            }
+            (Expect::Refused, _) => Expect::Errno(libc::EPROTO),
+            (w, _) => w,
         };
         match (want, got) {
             (Expect::Msg { len, index }, Ok(n)) => {
