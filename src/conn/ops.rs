@@ -20,7 +20,7 @@ pub(super) enum Step {
     /// Invalidate a window's key.
     Inv(Arc<Region>),
     /// RDMA READ of `len` bytes from (address, key) into a registered
-    /// window, invalidating its key as it completes: iWARP's READ sink.
+    /// window: iWARP's READ sink, whose key a later `Inv` step takes away.
     ReadInto(Arc<Region>, u64, u32, usize),
 }
 
@@ -125,8 +125,13 @@ impl Conn {
                     Step::Send(op, buf, len) => qp.post_send(self, w(buf, len), op),
                     Step::Reg(mem, access) => qp.post_reg_mr(self, w(None, 0), &mem, access),
                     Step::Inv(mem) => qp.post_local_inv(self, w(None, 0), &mem),
+                    // Not READ_WITH_INV: siw loses such a READ when the device
+                    // goes mid-flight (its work, holding the sink and so the
+                    // device, never comes back: `rdma link delete` hung in
+                    // `device_deleted_mid_traffic`). `read_remote` invalidates
+                    // the sinks in a step of their own.
                     Step::ReadInto(mem, remote_addr, rkey, len) => {
-                        qp.post_read_into(self, w(None, 0), &mem, len, remote_addr, rkey, true)
+                        qp.post_read_into(self, w(None, 0), &mem, len, remote_addr, rkey, false)
                     }
                 });
                 if let Err(e) = r {
@@ -266,10 +271,11 @@ impl Conn {
     /// On RoCE and IB each READ lands in a buffer mapped for the device
     /// and unmapped before the CPU reads it. On iWARP each lands in a
     /// window of its own, registered with remote write access (the peer's
-    /// device writes the READ's response through its key), and the READ
-    /// invalidates that key as it completes, so the memory is the CPU's
-    /// again before it is copied out: into kernel memory, allocated first
-    /// so that a READ is not done only to be dropped.
+    /// device writes the READ's response through its key), and once the
+    /// READs are done a local invalidate of each key makes the memory the
+    /// CPU's again before it is copied out: into kernel memory, allocated
+    /// first so that a READ is not done only to be dropped. (Not
+    /// READ_WITH_INV: siw loses such a READ when its device goes.)
     pub(super) fn read_remote(
         self: &Arc<Self>,
         msg: bool,
@@ -307,6 +313,13 @@ impl Conn {
         drop(pd);
         let bufs = self.run_op_on(msg, timeout_ms, steps)?;
         if iwarp {
+            // The READs are done; their sinks' keys go before the CPU reads
+            // them, so that the peer can no longer write there.
+            let mut inv = KVec::with_capacity(sinks.len(), GFP_KERNEL)?;
+            for sink in sinks.iter() {
+                inv.push(Step::Inv(sink.clone()), GFP_KERNEL)?;
+            }
+            self.run_op_on(msg, timeout_ms, inv)?;
             {
                 let mut st = self.st.lock();
                 st.info.read_sinks = st.info.read_sinks.saturating_add(sinks.len() as u32);
