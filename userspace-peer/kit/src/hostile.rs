@@ -427,17 +427,17 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             vec![announce(big)]
         }
         Lie::AnnounceTwice => {
-            // The second comes right behind the first, long before the
-            // module could READ the first (it READs in IOCTL_RECV), and
-            // breaks the rule on arrival. Both name revoked regions, so
-            // that no READ could make the round pass either.
+            // The second breaks the rule on arrival; the module may have
+            // begun READing the first by then (it READs ahead), and both
+            // name revoked regions: EPROTO either way on RoCE, and on
+            // iWARP a refused READ's TERMINATE may come first.
             for _ in 0..2 {
                 exposed.push(Exposed {
                     data: vec![0x66; big],
                     revoked: true,
                 });
             }
-            expect.push(eproto);
+            expect.push(Expect::Refused);
             vec![announce(big), announce(big)]
         }
         Lie::DoneUnasked => {
