@@ -606,7 +606,17 @@ impl Conn {
                 .and_then(|_turn| self.read_body(&segs, ms_until(end)?));
             let mut st = self.st.lock();
             st.msg.reading = false;
-            let body = r?;
+            // A READ that failed because the connection closed reports the
+            // close's errno, as every other call on it does.
+            let body = match r {
+                Ok(body) => body,
+                Err(e) => {
+                    return Err(match st.state {
+                        State::Closed(closed) => closed,
+                        _ => e,
+                    })
+                }
+            };
             Self::pop_announce(&mut st)?;
             break body;
         };
