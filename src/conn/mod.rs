@@ -684,7 +684,14 @@ impl CompletionHandler for Conn {
         let hang_up = st.msg.hang_up && !st.polled;
         let read = core::mem::take(&mut st.msg.read_wanted);
         let retire = core::mem::take(&mut st.msg.retire_wanted);
-        let grace = Self::retire_grace(&st.info);
+        // The grace is worked out only for a DONE, not on every completion.
+        let grace = if retire {
+            let grace = Self::retire_grace(&st.info);
+            st.msg.retire_by = sched::jiffies().wrapping_add(grace);
+            grace
+        } else {
+            0
+        };
         // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
         // waiters reap, and a wake-up would only take the wait queue's lock
         // with interrupts off, twice a round trip of a ping-pong.

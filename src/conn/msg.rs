@@ -77,7 +77,8 @@ pub(super) struct Msg {
     pub(super) retired: KVec<Arc<Region>>,
     /// When (jiffies) `retired` may go.
     pub(super) retire_by: kernel::time::Jiffies,
-    /// A DONE came: [`Conn::complete`] queues `retire_work`.
+    /// A DONE came: [`Conn::complete`] sets `retire_by` and queues
+    /// `retire_work`.
     pub(super) retire_wanted: bool,
     /// This side READ the peer's announced message and owes it DONE
     /// (`Conn::pump` sends it).
@@ -838,7 +839,6 @@ impl Conn {
         }
         let cpu = buf.into_cpu();
         let len = (wc.byte_len as usize).min(cpu.len());
-        let grace = Self::retire_grace(&st.info);
         let msg = &mut st.msg;
         if msg.raw {
             let stamp = Ktime::ktime_get().to_ns();
@@ -876,7 +876,6 @@ impl Conn {
             for r in core::mem::take(&mut msg.out) {
                 let _ = msg.retired.push(r, GFP_KERNEL);
             }
-            msg.retire_by = sched::jiffies().wrapping_add(grace);
             msg.retire_wanted = true;
         }
         if hdr.flags & abi::WIRE_CREDIT != 0 {
