@@ -442,14 +442,16 @@ impl Conn {
 }
 
 impl Conn {
-    /// Before this side closes: waits, up to the default message timeout,
-    /// for the peer to READ the message this side announced last (its
-    /// DONE), so that a message sent just before a close is still
-    /// delivered, as a socket delivers its data before its FIN. Nothing to
-    /// wait for on a closed connection or with no announce out; a signal
-    /// ends the wait at once.
+    /// Before this side closes: waits for the peer to READ the message this
+    /// side announced last (its DONE), so that a message sent just before a
+    /// close is still delivered, as a socket delivers its data before its
+    /// FIN. It waits as long as the `IOCTL_SEND` that announced it would
+    /// have waited (its `timeout_ms`): a slow link that still delivers is
+    /// not cut short by a wait of its own. Nothing to wait for on a closed
+    /// connection or with no announce out; a signal ends the wait at once.
     pub(crate) fn linger(&self) {
-        let _ = self.wait(abi::DEFAULT_TIMEOUT_MS, |st| {
+        let ms = self.st.lock().msg.linger_ms;
+        let _ = self.wait(ms, |st| {
             (st.msg.out.is_empty() || st.state != State::Connected).then_some(Ok(()))
         });
     }

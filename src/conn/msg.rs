@@ -77,6 +77,9 @@ pub(super) struct Msg {
     pub(super) retired: KVec<Arc<Region>>,
     /// When (jiffies) `retired` may go.
     pub(super) retire_by: kernel::time::Jiffies,
+    /// How long a close waits for the DONE of `out` (`Conn::linger`): the
+    /// wait its caller gave the `IOCTL_SEND` that announced it.
+    pub(super) linger_ms: u32,
     /// A DONE came: [`Conn::complete`] sets `retire_by` and queues
     /// `retire_work`.
     pub(super) retire_wanted: bool,
@@ -117,6 +120,7 @@ impl Msg {
             out: KVec::new(),
             retired: KVec::new(),
             retire_by: 0,
+            linger_ms: abi::DEFAULT_TIMEOUT_MS,
             retire_wanted: false,
             done_owed: false,
             body: None,
@@ -320,8 +324,16 @@ impl Conn {
                 return Err(e);
             }
         };
-        // Whether this message's SEND succeeds (`wait_sent`).
-        self.st.lock().msg.send_failed = false;
+        {
+            let mut st = self.st.lock();
+            // Whether this message's SEND succeeds (`wait_sent`).
+            st.msg.send_failed = false;
+            if announce {
+                // The peer may READ it as long as this call would have
+                // waited for it: a close waits that long for its DONE.
+                st.msg.linger_ms = timeout;
+            }
+        }
         let result = self.send_one(data, len as u32, regions);
         let done = self.wait_sent(UNTIL_VERDICT);
         result.and(done)
