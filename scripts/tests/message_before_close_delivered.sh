@@ -56,8 +56,8 @@ test_main() {
 	"$KIT" kernel-echo --listen "$IP:$port" --count 1 --sink --poll --hold-ms 25000 >"$T/echo.$port" 2>&1 &
 	ECHO_PID=$!
 	wait_for 10 grep -q '^listening' "$T/echo.$port" || fail "listener on $port: $(cat "$T/echo.$port")"
-	out=$("$KIT" kernel-ping --connect "$IP:$port" --one-way --no-verdict --sizes 2097152 \
-		--msg-timeout-ms 90000 2>&1) || fail "kernel-ping: $out"
+	out=$("$KIT" --msg-timeout-ms 90000 kernel-ping --connect "$IP:$port" --one-way --no-verdict \
+		--sizes 2097152 2>&1) || fail "kernel-ping: $out"
 	grep -q "^sent 2097152 bytes$" <<<"$out" || fail "kernel-ping: $out"
 	local ms
 	ms=$(sed -n 's/^disconnected in \([0-9]*\) ms$/\1/p' <<<"$out")
