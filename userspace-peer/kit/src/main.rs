@@ -291,6 +291,8 @@ mod tests {
                 "fail-sweep",
                 "recv-race",
                 "credit-livelock",
+                "msg-bench",
+                "many",
                 "idle-close",
                 "own-qp-fails",
                 "hostile",
