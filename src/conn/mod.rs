@@ -527,9 +527,15 @@ impl Conn {
     /// The errno that closed the connection, `ENOTCONN` if it is not
     /// closed.
     fn closed_error(st: &St) -> Error {
+        Self::closed_error_or(st, errno::ENOTCONN())
+    }
+
+    /// The errno that closed the connection, `e` if it is not closed: what
+    /// a call that failed because the connection closed under it reports.
+    fn closed_error_or(st: &St, e: Error) -> Error {
         match st.state {
-            State::Closed(e) => e,
-            _ => errno::ENOTCONN(),
+            State::Closed(closed) => closed,
+            _ => e,
         }
     }
 

@@ -497,10 +497,7 @@ impl Conn {
         });
         match r {
             // Not completed in time on a closed connection: its errno.
-            Err(e) if e == errno::ETIMEDOUT() => match self.st.lock().state {
-                State::Closed(closed) => Err(closed),
-                _ => Err(e),
-            },
+            Err(e) if e == errno::ETIMEDOUT() => Err(Self::closed_error_or(&self.st.lock(), e)),
             r => r,
         }
     }
@@ -621,15 +618,7 @@ impl Conn {
             st.msg.reading = false;
             // A READ that failed because the connection closed reports the
             // close's errno, as every other call on it does.
-            let body = match r {
-                Ok(body) => body,
-                Err(e) => {
-                    return Err(match st.state {
-                        State::Closed(closed) => closed,
-                        _ => e,
-                    })
-                }
-            };
+            let body = r.map_err(|e| Self::closed_error_or(&st, e))?;
             Self::pop_announce(&mut st)?;
             break body;
         };
