@@ -5,7 +5,12 @@
 //! children, one concern each:
 //!
 //! - [`cm`]: rdma_cm setup, active and passive, and the cm events;
+//! - [`complete`]: the completion handler, which hands each completion to
+//!   its path;
 //! - [`msg`]: messages with credits, and the checks of what the peer sends;
+//! - [`announce`]: messages announced and READ by the receiver, DONE, and
+//!   the sender's regions retired;
+//! - [`raw`]: raw connections, no header and no credits;
 //! - [`fifo`]: the fixed-capacity queues `msg` keeps its fragments and
 //!   buffers in;
 //! - [`ops`]: one-sided operations (RDMA READ/WRITE, atomics, registrations);
@@ -55,11 +60,14 @@ use crate::kapi::{
 };
 use crate::registry::{DeviceUser, Registry};
 
+mod announce;
 mod bench;
 mod cm;
+mod complete;
 mod fifo;
 mod msg;
 mod ops;
+mod raw;
 mod wait;
 mod windows;
 
@@ -652,76 +660,6 @@ impl Conn {
         match st.state {
             State::Connected => Ok(()),
             _ => Err(Self::closed_error(st)),
-        }
-    }
-}
-
-impl CompletionHandler for Conn {
-    type Ctx = Work;
-
-    fn complete(this: &Arc<Self>, wc: &Wc, ctx: Work) {
-        let mut st = this.st.lock();
-        match ctx {
-            Work::Recv(buf) => this.complete_recv(&mut st, wc, buf),
-            Work::Send(buf, _) => {
-                drop(buf);
-                this.complete_send(&mut st, wc);
-            }
-            Work::Op {
-                gen, idx, buf, msg, ..
-            } => this.complete_op(&mut st, wc, msg, gen, idx, buf),
-        }
-        // Into the error state after a protocol fault or a failed (not
-        // flushed) request, so everything posted completes: siw may leave
-        // the QP in RTS after a failed transmit (providers.rst).
-        let failed = !wc.ok() && !wc.flushed();
-        let fail = core::mem::take(&mut st.msg.fail_qp) || failed;
-        // A QP that failed on its own answers nothing more, and the peer's
-        // QP may not know: its own requests would retry into ours (on RoCE
-        // a QP in the error state drops them; rxe retries at count 7 for
-        // ever) and its receives wait. It learns from our disconnect, as
-        // after a protocol fault (`wire_fault`) or a refused post
-        // (`post_failed`).
-        if failed {
-            st.msg.hang_up = true;
-        }
-        // A polled connection's handlers run under `ep`, in `reap`, which
-        // pays the debt itself.
-        let hang_up = st.msg.hang_up && !st.polled;
-        let read = core::mem::take(&mut st.msg.read_wanted);
-        let retire = core::mem::take(&mut st.msg.retire_wanted);
-        // The grace is worked out only for a DONE, not on every completion.
-        let grace = if retire {
-            let grace = Self::retire_grace(&st.info);
-            st.msg.retire_by = sched::jiffies().wrapping_add(grace);
-            grace
-        } else {
-            0
-        };
-        // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
-        // waiters reap, and a wake-up would only take the wait queue's lock
-        // with interrupts off, twice a round trip of a ping-pong.
-        if !st.spin {
-            this.cv.notify_all();
-        }
-        drop(st);
-        if read {
-            Delayed::<Conn, READ_WORK>::queue(this, 1);
-        }
-        if retire {
-            Delayed::<Conn, RETIRE_WORK>::queue(this, grace);
-        }
-        // Outside `st`: modifying a QP may sleep, and its flushed
-        // completions take `st` (on the workqueue, or in this very thread's
-        // reaping loop when polled, after this handler returns).
-        if fail {
-            if let Err(e) = wc.fail_qp() {
-                pr_debug!("moving the QP to the error state failed: {:?}\n", e);
-            }
-        }
-        // On ib_core's workqueue, which no holder of `ep` waits for.
-        if hang_up {
-            this.hang_up_if_owed(&this.ep.lock());
         }
     }
 }
