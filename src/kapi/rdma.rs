@@ -32,6 +32,8 @@ pub mod pd;
 #[rustfmt::skip]
 pub mod qp;
 #[rustfmt::skip]
+pub mod srq;
+#[rustfmt::skip]
 pub mod wc;
 #[rustfmt::skip]
 pub mod work;

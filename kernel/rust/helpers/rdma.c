@@ -125,3 +125,10 @@ int rust_helper_ib_post_recv(struct ib_qp *qp, const struct ib_recv_wr *recv_wr,
 {
 	return ib_post_recv(qp, recv_wr, bad_recv_wr);
 }
+
+int rust_helper_ib_post_srq_recv(struct ib_srq *srq,
+				 const struct ib_recv_wr *recv_wr,
+				 const struct ib_recv_wr **bad_recv_wr)
+{
+	return ib_post_srq_recv(srq, recv_wr, bad_recv_wr);
+}

@@ -17,7 +17,9 @@
 //! - [`cm`]: RDMA/CM ids, active and passive, each owning the queue pair of
 //!   its connection;
 //! - [`qp`], [`work`], [`wc`]: reliable-connected queue pairs and the work
-//!   requests posted on them, whose context the completion hands back once.
+//!   requests posted on them, whose context the completion hands back once;
+//! - [`srq`]: shared receive queues, whose receives any of their queue
+//!   pairs takes.
 //!
 //! Each object keeps what it was created on (a PD or a CQ its device), so
 //! dropping a consumer's objects in any order never frees one under
@@ -33,5 +35,6 @@ pub mod mr;
 mod owner;
 pub mod pd;
 pub mod qp;
+pub mod srq;
 pub mod wc;
 pub mod work;

@@ -25,11 +25,13 @@
 //! - the QP is destroyed before the id ([`CmId`] owns its [`Qp`]).
 
 use super::bindings;
-use super::cq::{Cq, PollContext};
+use super::cq::{Cq, PollContext, SrqQp};
 use super::device::{current_task, might_sleep, Device, DeviceRef};
 use super::owner::Owner;
 use super::pd::Pd;
 use super::qp::{Qp, QpCaps};
+use super::srq::Srq;
+use super::work::QpCell;
 use core::{
     cell::Cell,
     ffi::c_void,
@@ -624,7 +626,58 @@ impl<H: CmHandler> CmId<H> {
         }
         // SAFETY: the id is live and bound to `dev`, the device of `pd` and
         // `cq` (checked above); the QP is dropped before the id (see `Drop`).
-        let qp = unsafe { Qp::create(self.id, pd.clone(), cq.clone(), caps) }?;
+        let qp = unsafe { Qp::create(self.id, pd.clone(), cq.clone(), caps, None) }?;
+        Ok(self.qp.insert(qp))
+    }
+
+    /// Creates the RC QP of this id on the shared receive queue `srq`: it
+    /// receives from the SRQ, in its PD, and both its queues complete on a
+    /// CQ of its own, reaped in `poll` (not [`PollContext::Softirq`]), with
+    /// room for every request of the SRQ. `caps.recv_wr` must be 0.
+    /// `tag` names the QP in the completions of the SRQ's receives that
+    /// land on it ([`super::wc::Wc::qp_tag`]): the owner's choice, unique
+    /// among the SRQ's QPs as it needs. `EINVAL` if `srq` is on another
+    /// device than the id, or for a receive queue in `caps`; `EBUSY` and
+    /// `ENODEV` as for [`CmId::create_qp`].
+    pub fn create_qp_on_srq(
+        &mut self,
+        srq: &Arc<Srq>,
+        caps: QpCaps,
+        poll: PollContext,
+        tag: u64,
+        owner: &'static CStr,
+    ) -> Result<&Qp> {
+        if self.qp.is_some() {
+            return Err(EBUSY);
+        }
+        if poll == PollContext::Softirq || caps.recv_wr != 0 {
+            return Err(EINVAL);
+        }
+        let dev = self.device().ok_or(ENODEV)?;
+        let pd = srq.pd();
+        if pd.device().as_raw() != dev.as_raw() {
+            return Err(EINVAL);
+        }
+        let cell = QpCell::new()?;
+        let entries = caps.cq_entries()?.checked_add(srq.depth()).ok_or(EINVAL)?;
+        let srq_qp = SrqQp {
+            tag,
+            cell: cell.clone(),
+        };
+        let cq = Cq::new_for(
+            &dev,
+            entries,
+            None,
+            poll,
+            owner,
+            Some(srq_qp),
+            Some(srq.clone()),
+        )?;
+        let cq = Arc::new(cq, GFP_KERNEL)?;
+        // SAFETY: the id is live and bound to `dev`, the device of `srq`'s
+        // PD and of `cq` (checked above, made on it); the QP is dropped
+        // before the id (see `Drop`).
+        let qp = unsafe { Qp::create(self.id, pd.clone(), cq, caps, Some((srq.clone(), cell))) }?;
         Ok(self.qp.insert(qp))
     }
 

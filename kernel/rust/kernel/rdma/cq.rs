@@ -15,6 +15,8 @@
 use super::bindings;
 use super::device::DeviceRef;
 use super::owner::Name;
+use super::srq::Srq;
+use super::work::QpCell;
 use core::ptr::NonNull;
 use core::{
     ffi::c_void,
@@ -88,7 +90,8 @@ impl PollContext {
 /// # Invariants
 ///
 /// `ptr` is a CQ on `dev` with the poll context `poll`, allocated by
-/// `__ib_alloc_cq()` or `__ib_alloc_cq_any()` for this object.
+/// `__ib_alloc_cq()` or `__ib_alloc_cq_any()` for this object, whose
+/// `cq_context` is `ctx`.
 pub struct Cq {
     ptr: NonNull<bindings::ib_cq>,
     poll: PollContext,
@@ -98,11 +101,48 @@ pub struct Cq {
     /// The entries the queue pairs on it have reserved
     /// ([`Cq::reserve`]), at most `entries`.
     reserved: AtomicU32,
+    /// What the completion trampoline finds through the `ib_cq`.
+    ctx: KBox<CqCtx>,
+    /// The name ib_core's record of the CQ points to.
+    _name: Name,
+    /// For the CQ of a QP on a shared receive queue: the SRQ, whose
+    /// receives may still complete here after the QP went, kept until the
+    /// CQ is freed (fields drop after `Drop::drop`).
+    _srq: Option<Arc<Srq>>,
+}
+
+/// The QP of a CQ made for one QP on a shared receive queue
+/// ([`super::cm::CmId::create_qp_on_srq`]): the SRQ's receives that
+/// complete on the CQ are that QP's.
+pub(super) struct SrqQp {
+    /// The QP's tag ([`super::wc::Wc::qp_tag`]).
+    pub(super) tag: u64,
+    /// The QP, while it may be modified.
+    pub(super) cell: Arc<QpCell>,
+}
+
+/// A CQ's `cq_context`: what the completion trampoline reaches through the
+/// `ib_cq` a request completed on.
+pub(super) struct CqCtx {
     /// The task running a completion handler of the CQ, or null: set by
     /// the completion trampoline around each handler.
     pub(super) reaper: AtomicPtr<c_void>,
-    /// The name ib_core's record of the CQ points to.
-    _name: Name,
+    /// The one QP of a CQ made for a QP on a shared receive queue.
+    pub(super) srq_qp: Option<SrqQp>,
+}
+
+impl CqCtx {
+    /// The context of `cq`.
+    ///
+    /// # Safety
+    ///
+    /// `cq` is a live CQ of a [`Cq`], valid for `'a`.
+    pub(super) unsafe fn of<'a>(cq: *mut bindings::ib_cq) -> &'a Self {
+        // SAFETY: a `Cq`'s `ib_cq` has its `ctx` as `cq_context`, a box that
+        // lives as long as the `ib_cq` (type invariant of `Cq`), which the
+        // caller guarantees for `'a`.
+        unsafe { &*(*cq).cq_context.cast::<CqCtx>() }
+    }
 }
 
 /// Entries of a [`Cq`] that a queue pair on it holds: given back on drop.
@@ -150,19 +190,41 @@ impl Cq {
         poll: PollContext,
         owner: &'static CStr,
     ) -> Result<Self> {
+        Self::new_for(dev, nr_cqe, comp_vector, poll, owner, None, None)
+    }
+
+    /// [`Cq::new`], for the one QP `srq_qp` on the shared receive queue
+    /// `srq` if given.
+    pub(super) fn new_for(
+        dev: &DeviceRef,
+        nr_cqe: u32,
+        comp_vector: Option<u32>,
+        poll: PollContext,
+        owner: &'static CStr,
+        srq_qp: Option<SrqQp>,
+        srq: Option<Arc<Srq>>,
+    ) -> Result<Self> {
         might_sleep();
         let nr_cqe = i32::try_from(nr_cqe).map_err(|_| EINVAL)?;
         let name = Name::new(owner)?;
+        let ctx = KBox::new(
+            CqCtx {
+                reaper: AtomicPtr::new(core::ptr::null_mut()),
+                srq_qp,
+            },
+            GFP_KERNEL,
+        )?;
+        let private: *mut c_void = core::ptr::from_ref::<CqCtx>(&ctx).cast_mut().cast();
         let ptr = match comp_vector {
             Some(vector) => {
                 let vector = i32::try_from(vector).map_err(|_| EINVAL)?;
-                // SAFETY: `dev` is valid (type invariant of `Device`); a
-                // null private pointer is allowed; `name` lives as long as
-                // the CQ (a field of `Self`).
+                // SAFETY: `dev` is valid (type invariant of `Device`);
+                // `private` (`ctx`) and `name` live as long as the CQ
+                // (fields of `Self`).
                 from_err_ptr(unsafe {
                     bindings::__ib_alloc_cq(
                         dev.as_raw(),
-                        core::ptr::null_mut(),
+                        private,
                         nr_cqe,
                         vector,
                         poll.raw(),
@@ -174,7 +236,7 @@ impl Cq {
             None => from_err_ptr(unsafe {
                 bindings::__ib_alloc_cq_any(
                     dev.as_raw(),
-                    core::ptr::null_mut(),
+                    private,
                     nr_cqe,
                     poll.raw(),
                     name.as_char_ptr(),
@@ -188,8 +250,9 @@ impl Cq {
             dev: dev.clone(),
             entries: nr_cqe as u32,
             reserved: AtomicU32::new(0),
-            reaper: AtomicPtr::new(core::ptr::null_mut()),
+            ctx,
             _name: name,
+            _srq: srq,
         })
     }
 
@@ -246,7 +309,8 @@ impl Cq {
     /// that ib_core's workqueue runs: there, draining a QP on the CQ would
     /// wait for that very work item.
     pub(super) fn reaping_here(&self) -> bool {
-        self.poll != PollContext::Direct && self.reaper.load(Ordering::Acquire) == current_task()
+        self.poll != PollContext::Direct
+            && self.ctx.reaper.load(Ordering::Acquire) == current_task()
     }
 
     /// The raw `struct ib_cq`, for creating a queue pair on it.
@@ -259,7 +323,9 @@ impl Drop for Cq {
     fn drop(&mut self) {
         might_sleep();
         // SAFETY: allocated for this object (type invariant) and freed
-        // once, here; whatever used it was destroyed first.
+        // once, here; whatever used it was destroyed first. Completions
+        // still in it are dropped unhandled (a shared receive queue's
+        // receives: its SRQ, kept until now, reclaims their requests).
         unsafe { bindings::ib_free_cq(self.ptr.as_ptr()) };
     }
 }

@@ -33,8 +33,11 @@ use super::cq::{Cq, CqReservation, PollContext};
 use super::device::might_sleep;
 use super::mr::{Access, Region};
 use super::pd::Pd;
+use super::srq::Srq;
 use super::wc::modify_qp_err;
-use super::work::{CompletionHandler, PreparedSend, Slot, Slots, Work, WorkCtx, WorkHead, MAX_SGE};
+use super::work::{
+    CompletionHandler, PreparedSend, QpCell, Slot, Slots, Work, WorkCtx, WorkHead, MAX_SGE,
+};
 
 /// The operation of a send-queue work request.
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +89,41 @@ enum BufUse {
     DeviceWrites,
     /// A receive's sinks: as `DeviceWrites`, on the receive queue.
     Receive,
+}
+
+/// The scatter/gather entries of a receive with context `ctx` posted in
+/// `pd` with at most `max` entries: `EINVAL` for a longer list, or a buffer
+/// mapped on another device than `pd`'s or not for the device to write.
+pub(super) fn recv_sges<C: WorkCtx>(ctx: &C, max: u32, pd: &Pd) -> Result<Sges> {
+    let list = ctx.sges();
+    if list.len() > max as usize {
+        return Err(EINVAL);
+    }
+    let dev = pd.device().as_raw();
+    let mut sges = Sges {
+        // SAFETY: zero is a valid `ib_sge`.
+        list: unsafe { core::mem::zeroed() },
+        n: list.len(),
+        inline: false,
+    };
+    for ((buf, len), sge) in list.iter().zip(sges.list.iter_mut()) {
+        if buf.device().as_raw() != dev || !buf.direction().device_writes() {
+            return Err(EINVAL);
+        }
+        *sge = bindings::ib_sge {
+            addr: buf.dma_addr(),
+            length: len.min(buf.len()) as u32,
+            lkey: pd.local_dma_lkey(),
+        };
+    }
+    Ok(sges)
+}
+
+impl Sges {
+    /// The entries, for a request's `sg_list`, and how many.
+    pub(super) fn list_mut(&mut self) -> (*mut bindings::ib_sge, usize) {
+        (self.list.as_mut_ptr(), self.n)
+    }
 }
 
 /// The scatter/gather entries of a request, built once from its context
@@ -208,6 +246,9 @@ pub struct Qp {
     // while memory regions hold it).
     cq: ManuallyDrop<CqReservation>,
     pd: ManuallyDrop<Arc<Pd>>,
+    /// The shared receive queue the QP receives from, if any; dropped
+    /// after the QP is destroyed (fields drop after `Drop::drop`).
+    srq: Option<Arc<Srq>>,
 }
 
 // SAFETY: posting and draining are thread-safe in ib_core; the fields are
@@ -260,6 +301,11 @@ impl Qp {
     /// `cq`. `EINVAL` for a softirq CQ: handlers may sleep. `ENOSPC` if
     /// `cq` has no room for `caps.cq_entries()` more entries.
     ///
+    /// With `srq`, the QP receives from that shared receive queue (in
+    /// `pd`), not a queue of its own: `caps.recv_wr` must be 0, and `cq`,
+    /// whose one QP it is, has room for every request of the SRQ (any may
+    /// complete on it), its `cell` the QP's.
+    ///
     /// # Safety
     ///
     /// `id` must be a valid cm id made by [`super::cm::CmId`], bound to the
@@ -269,21 +315,40 @@ impl Qp {
         pd: Arc<Pd>,
         cq: Arc<Cq>,
         caps: QpCaps,
+        srq: Option<(Arc<Srq>, Arc<QpCell>)>,
     ) -> Result<Self> {
         if cq.poll_context() == PollContext::Softirq {
             return Err(EINVAL);
         }
         // Room on the CQ for every completion of both queues and of the
-        // drain's markers, held until the QP is destroyed.
-        let cq = cq.reserve(caps.cq_entries()?)?;
+        // drain's markers, held until the QP is destroyed: with a shared
+        // receive queue, for every request of the SRQ.
+        let entries = match &srq {
+            None => caps.cq_entries()?,
+            Some((srq, _)) if caps.recv_wr == 0 => {
+                caps.cq_entries()?.checked_add(srq.depth()).ok_or(EINVAL)?
+            }
+            Some(_) => return Err(EINVAL),
+        };
+        let cq = cq.reserve(entries)?;
         // SAFETY: zero is a valid `ib_qp_init_attr` (no SRQ, no callbacks
         // until set below).
         let mut attr: bindings::ib_qp_init_attr = unsafe { core::mem::zeroed() };
         attr.send_cq = cq.cq().as_raw();
         attr.recv_cq = cq.cq().as_raw();
-        // One more of each for `ib_drain_qp()`'s marker requests.
+        // One more of each for `ib_drain_qp()`'s marker requests; none for
+        // the receive queue an SRQ replaces.
         attr.cap.max_send_wr = caps.send_wr.checked_add(1).ok_or(EINVAL)?;
-        attr.cap.max_recv_wr = caps.recv_wr.checked_add(1).ok_or(EINVAL)?;
+        attr.cap.max_recv_wr = match &srq {
+            None => caps.recv_wr.checked_add(1).ok_or(EINVAL)?,
+            Some((srq, _)) => {
+                if srq.pd().as_raw() != pd.as_raw() {
+                    return Err(EINVAL);
+                }
+                attr.srq = srq.as_raw();
+                0
+            }
+        };
         let sges = 1..=MAX_SGE as u32;
         if !sges.contains(&caps.send_sge) || !sges.contains(&caps.recv_sge) {
             return Err(EINVAL);
@@ -302,7 +367,12 @@ impl Qp {
         // (the CQ and PD would be freed under it, and it never destroyed).
         // SAFETY: `id` is live and made by `CmId` (caller).
         let owner = unsafe { id_header(id) }.owner.clone();
-        let slots = Slots::new(caps.send_wr, caps.recv_wr, cq.cq().clone(), owner)?;
+        let (srq, cell) = match srq {
+            Some((srq, cell)) => (Some(srq), cell),
+            None => (None, QpCell::new()?),
+        };
+        let recv_slots = if srq.is_some() { 0 } else { caps.recv_wr };
+        let slots = Slots::new(caps.send_wr, recv_slots, cq.cq().clone(), owner, cell)?;
         // SAFETY: `id` is valid (caller), `pd` and `attr` are valid.
         let mut ret = unsafe { bindings::rdma_create_qp(id.as_ptr(), pd.as_raw(), &mut attr) };
         if ret == EINVAL.to_errno() && attr.cap.max_inline_data > 0 {
@@ -321,7 +391,7 @@ impl Qp {
             unsafe { bindings::rdma_destroy_qp(id.as_ptr()) };
             return Err(EINVAL);
         };
-        slots.set_qp(qp);
+        slots.qp.set(qp);
         // INVARIANT: `qp` was created on `id` with `pd` and `cq`.
         Ok(Self {
             qp,
@@ -333,6 +403,7 @@ impl Qp {
             max_inline: attr.cap.max_inline_data,
             cq: ManuallyDrop::new(cq),
             pd: ManuallyDrop::new(pd),
+            srq,
         })
     }
 
@@ -403,6 +474,10 @@ impl Qp {
         ctx: H::Ctx,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         might_sleep();
+        if self.srq.is_some() {
+            // Its receives are the shared receive queue's ([`Srq::post_recv`]).
+            return Err((EINVAL, ctx));
+        }
         let mut sges = match self.sges_of(&ctx, BufUse::Receive, false) {
             Ok(sges) => sges,
             Err(e) => return Err((e, ctx)),
@@ -491,7 +566,7 @@ impl Qp {
         // SAFETY: a live box owned by `p` (type invariant of `PreparedSend`).
         let ours = match unsafe { &(*p.work.as_ptr()).slot } {
             Slot::Send(s) => Arc::ptr_eq(s, &self.slots),
-            Slot::Recv(_) => false,
+            Slot::Recv(_) | Slot::Srq(_) => false,
         };
         if !ours {
             return Err((EINVAL, p.into_ctx()));
@@ -788,6 +863,11 @@ impl Qp {
         Ok(sges)
     }
 
+    /// Whether the QP receives from a shared receive queue.
+    pub fn srq(&self) -> Option<&Arc<Srq>> {
+        self.srq.as_ref()
+    }
+
     /// Whether the calling task is inside a completion handler of the QP's
     /// CQ run by ib_core's workqueue, where the QP cannot be drained.
     pub(super) fn in_own_completion(&self) -> bool {
@@ -847,12 +927,24 @@ impl Qp {
 impl Drop for Qp {
     fn drop(&mut self) {
         might_sleep();
-        // SAFETY: the QP is valid (type invariant). Draining moves it to the
-        // error state and waits until every posted request has completed,
-        // so every `Work` box has been handed back.
-        unsafe { bindings::ib_drain_qp(self.qp.as_ptr()) };
+        if self.srq.is_some() {
+            // The send queue only: its receives are the SRQ's, which
+            // reclaims those that never complete. `ib_drain_qp()` would
+            // wait for a "last WQE reached" event that siw never raises
+            // (60 s), and then reap the CQ in this thread, beside the
+            // workqueue reaping it.
+            // SAFETY: the QP is valid (type invariant). Draining moves it
+            // to the error state and waits until every request of its
+            // send queue has completed.
+            unsafe { bindings::ib_drain_sq(self.qp.as_ptr()) };
+        } else {
+            // SAFETY: the QP is valid (type invariant). Draining moves it
+            // to the error state and waits until every posted request has
+            // completed, so every `Work` box has been handed back.
+            unsafe { bindings::ib_drain_qp(self.qp.as_ptr()) };
+        }
         // No completion reaches the QP from here (`Wc::fail_qp`).
-        self.slots.clear_qp();
+        self.slots.qp.clear();
         // SAFETY: `id` is valid and owns this QP (type invariant).
         unsafe { bindings::rdma_destroy_qp(self.id.as_ptr()) };
         // SAFETY: the QP that used them is gone; each is dropped once, here:

@@ -4,7 +4,7 @@
 //! QP to the error state.
 
 use super::bindings;
-use super::work::Slots;
+use super::work::QpCell;
 use core::ptr::NonNull;
 use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
 
@@ -12,9 +12,10 @@ use kernel::{error::to_result, prelude::*, str::CStr, sync::Arc};
 ///
 /// It does not keep the `ib_wc`'s QP pointer: a handler earlier in the same
 /// polled batch may have dropped the last owner of that QP, and a QP
-/// destroyed under a direct CQ's batch leaves later completions naming it.
-/// [`Wc::fail_qp`] reaches the QP through its slots instead, which know
-/// whether it still exists.
+/// destroyed under a direct CQ's batch leaves later completions naming it
+/// (so does a QP on a shared receive queue, whose receives complete after
+/// it went). [`Wc::fail_qp`] reaches the QP through a cell that knows
+/// whether it still exists, and [`Wc::qp_tag`] names it.
 pub struct Wc {
     /// `enum ib_wc_status`; 0 is success. Only the status is defined for a
     /// completion that failed: the fields below are then zero or `None`.
@@ -32,7 +33,8 @@ pub struct Wc {
     /// The key a peer's SEND with invalidate invalidated here
     /// (`IB_WC_WITH_INVALIDATE`).
     pub invalidate_rkey: Option<u32>,
-    slots: Arc<Slots>,
+    qp: Option<Arc<QpCell>>,
+    tag: Option<u64>,
 }
 
 impl core::fmt::Debug for Wc {
@@ -49,9 +51,9 @@ impl core::fmt::Debug for Wc {
 }
 
 impl Wc {
-    /// The handler's view of `wc`, a completion of a request posted on the
-    /// QP whose slots are `slots`.
-    pub(super) fn new(wc: &bindings::ib_wc, slots: Arc<Slots>) -> Self {
+    /// The handler's view of `wc`, a completion on the QP of `qp`, whose
+    /// tag, for a QP on a shared receive queue, is `tag`.
+    pub(super) fn new(wc: &bindings::ib_wc, qp: Option<Arc<QpCell>>, tag: Option<u64>) -> Self {
         let ok = wc.status == bindings::ib_wc_status_IB_WC_SUCCESS;
         let flags = if ok { wc.wc_flags as u32 } else { 0 };
         let with = |flag: u32| flags & flag != 0;
@@ -65,13 +67,19 @@ impl Wc {
             wc_flags: flags,
             imm_data: with(bindings::ib_wc_flags_IB_WC_WITH_IMM).then(|| u32::from_be(imm)),
             invalidate_rkey: with(bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE).then_some(inv),
-            slots,
+            qp,
+            tag,
         }
     }
 
-    /// The slots of the request's QP.
-    pub(super) fn slots(&self) -> &Slots {
-        &self.slots
+    /// The tag the QP was given when it was created on a shared receive
+    /// queue ([`super::cm::CmId::create_qp_on_srq`]), `None` for another
+    /// QP: how the handler of the SRQ's receives, shared by its QPs, tells
+    /// which connection a receive came on. A QP's tag is its owner's
+    /// choice, and never changes: a receive that completes after its QP
+    /// went still names that QP's, never another's.
+    pub fn qp_tag(&self) -> Option<u64> {
+        self.tag
     }
 
     /// Whether the work request succeeded.
@@ -99,7 +107,7 @@ impl Wc {
     /// workqueue, or a thread reaping a polled CQ), where modifying a QP
     /// may sleep.
     pub fn fail_qp(&self) -> Result {
-        self.slots.fail_qp()
+        self.qp.as_ref().ok_or(ENODEV)?.fail()
     }
 
     /// The errno a failed completion maps to.

@@ -11,12 +11,13 @@
 //! posting and completing allocate nothing.
 
 use super::bindings;
-use super::cq::Cq;
+use super::cq::{Cq, CqCtx};
 use super::device::current_task;
 use super::dma::DeviceBuf;
 use super::mr::Region;
 use super::owner::Owner;
 use super::qp::{SendOp, Sges};
+use super::srq::Srq;
 use super::wc::{modify_qp_err, Wc};
 use core::{
     alloc::Layout,
@@ -182,13 +183,19 @@ pub(super) struct WorkHead {
 impl WorkHead {
     /// The head of a request of handler type `H` on the QP of `slots`.
     pub(super) fn new<H: CompletionHandler>(slots: &Slots) -> Self {
+        // INVARIANT: `slots` are the QP's, and keep its owner.
+        Self::of_owner::<H>(&slots.owner)
+    }
+
+    /// The head of a request of handler type `H` whose owner is `owner`,
+    /// which what the request's [`Slot`] names keeps alive.
+    pub(super) fn of_owner<H: CompletionHandler>(owner: &Owner) -> Self {
         // SAFETY: a zero `ib_cqe` is valid; `done` is set right after.
         let mut cqe: bindings::ib_cqe = unsafe { core::mem::zeroed() };
         cqe.done = Some(work_gate);
-        // INVARIANT: `slots` are the QP's, and keep its owner.
         Self {
             cqe,
-            owner: &*slots.owner,
+            owner,
             done: work_done::<H>,
         }
     }
@@ -229,24 +236,32 @@ impl<H: CompletionHandler> Work<H> {
         // SAFETY: a live, initialized `Work<H>` the caller owns; the box is
         // not read again, so the value is moved out once.
         let w = unsafe { work.as_ptr().read() };
-        let slots = match &w.slot {
-            Slot::Send(s) | Slot::Recv(s) => s,
-        };
-        // SAFETY: a box from `new_box` with this layout, whose value was
-        // moved out above; `slots` is its QP's (the request's slot says so).
-        unsafe { slots.recycle(work.cast(), Layout::new::<Self>()) };
+        match &w.slot {
+            // SAFETY: a box from `new_box` with this layout, whose value was
+            // moved out above; `s` is its QP's (the request's slot says so).
+            Slot::Send(s) | Slot::Recv(s) => unsafe {
+                s.recycle(work.cast(), Layout::new::<Self>())
+            },
+            Slot::Srq(s) => {
+                let srq = s.srq();
+                srq.unlist(s.idx);
+                // SAFETY: as above, a box of the SRQ's cache.
+                unsafe { recycle(&srq.boxes, work.cast(), Layout::new::<Self>()) };
+            }
+        }
         w
     }
 }
 
 /// A free box: memory for a `Work`, from `Kmalloc`, uninitialized.
 #[derive(Clone, Copy)]
-struct FreeBox(NonNull<u8>);
+pub(super) struct FreeBox(NonNull<u8>);
 
 // SAFETY: plain memory, which any thread may use or free.
 unsafe impl Send for FreeBox {}
 
-/// The boxes of a QP's completed requests, kept for its next posts.
+/// The boxes of a QP's (or a shared receive queue's) completed requests,
+/// kept for its next posts.
 ///
 /// # Invariants
 ///
@@ -254,12 +269,72 @@ unsafe impl Send for FreeBox {}
 /// this cache alone. `free` has room for as many boxes as the QP has queue
 /// slots, reserved at creation: a request holds its slot as long as its
 /// box, so returning a box never allocates.
-struct BoxCache {
+pub(super) struct BoxCache {
     /// The layout of the boxes kept: that of the first request boxed on the
     /// QP (a QP's requests have one handler type, as a rule; another's
     /// boxes are allocated and freed each time).
     layout: Option<Layout>,
     free: KVec<FreeBox>,
+}
+
+impl BoxCache {
+    /// An empty cache with room for `room` boxes.
+    pub(super) fn with_room(room: usize) -> Result<Self> {
+        // INVARIANT: empty, with room for a box per slot.
+        Ok(Self {
+            layout: None,
+            free: KVec::with_capacity(room, GFP_KERNEL)?,
+        })
+    }
+}
+
+/// A box for a `T` from `boxes`: one a completed request left, or a new one
+/// (which may sleep). Uninitialized.
+pub(super) fn new_box<T>(boxes: &SpinLock<BoxCache>) -> Result<NonNull<T>> {
+    let layout = Layout::new::<T>();
+    let cached = {
+        let mut c = boxes.lock();
+        // The first box asked for sets the layout the cache keeps.
+        let kept = *c.layout.get_or_insert(layout) == layout;
+        let n = c.free.len();
+        if kept && n > 0 {
+            let b = c.free.as_slice()[n - 1];
+            // SAFETY: one fewer entry, all of which stay initialized;
+            // `FreeBox` is `Copy`, so nothing is dropped, and the box
+            // taken is the caller's now (the cache no longer lists it).
+            unsafe { c.free.set_len(n - 1) };
+            Some(b)
+        } else {
+            None
+        }
+    };
+    match cached {
+        Some(b) => Ok(b.0.cast()),
+        // Outside the lock: posts come from process context with no
+        // spinlock held (see `Qp`), so the allocation may sleep.
+        None => Ok(Kmalloc::alloc(layout, GFP_KERNEL)?.cast()),
+    }
+}
+
+/// Keeps a box whose value was moved out in `boxes` for the next post, or
+/// frees it (a layout the cache does not keep).
+///
+/// # Safety
+///
+/// `b` is a box from [`new_box`] of `boxes` for a type of `layout`, owned
+/// by the caller, holding no value, and not used after.
+pub(super) unsafe fn recycle(boxes: &SpinLock<BoxCache>, b: NonNull<u8>, layout: Layout) {
+    {
+        let mut c = boxes.lock();
+        // Never fails for a kept layout: there is room for a box per
+        // slot, and the request that had `b` held a slot until now.
+        if c.layout == Some(layout) && c.free.push(FreeBox(b), GFP_NOWAIT).is_ok() {
+            return;
+        }
+    }
+    // SAFETY: a `Kmalloc` allocation of `layout` (from `new_box`) that
+    // the caller gives up.
+    unsafe { Kmalloc::free(b, layout) };
 }
 
 impl Drop for BoxCache {
@@ -282,13 +357,8 @@ pub(super) struct Slots {
     pub(super) recv: AtomicU32,
     #[pin]
     boxes: SpinLock<BoxCache>,
-    /// The QP, while it may be modified: from its creation until its
-    /// `Drop` has drained it, just before it is destroyed. A completion
-    /// reaches its QP through this ([`Wc::fail_qp`]), never through the
-    /// pointer in the `ib_wc`, which a handler of the same batch may have
-    /// destroyed.
-    #[pin]
-    qp: Mutex<QpPtr>,
+    /// The QP, while it may be modified ([`QpCell`]).
+    pub(super) qp: Arc<QpCell>,
     /// The CQ the QP's requests complete on.
     pub(super) cq: Arc<Cq>,
     /// The owner of the QP's id: the module whose code its completion
@@ -302,27 +372,103 @@ pub(super) struct QpPtr(Option<NonNull<bindings::ib_qp>>);
 // SAFETY: a QP may be modified from any thread.
 unsafe impl Send for QpPtr {}
 
-/// Which queue a posted request occupies, and its QP's [`Slots`].
+/// A QP, while it may be modified: from its creation until its `Drop` has
+/// drained it, just before it is destroyed. A completion reaches its QP
+/// through this ([`Wc::fail_qp`]), never through the pointer in the
+/// `ib_wc`, which a handler of the same batch may have destroyed. The
+/// QP's [`Slots`] hold it, and so does the CQ of a QP on a shared receive
+/// queue, whose receives' requests are the SRQ's.
+#[pin_data]
+pub(super) struct QpCell {
+    #[pin]
+    qp: Mutex<QpPtr>,
+}
+
+impl QpCell {
+    /// A cell with no QP yet.
+    pub(super) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                qp <- new_mutex!(QpPtr(None), "rdma_qp_ptr"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Records the QP, once it exists.
+    pub(super) fn set(&self, qp: NonNull<bindings::ib_qp>) {
+        self.qp.lock().0 = Some(qp);
+    }
+
+    /// Forgets the QP, which is about to be destroyed: waits for a
+    /// [`QpCell::fail`] that is modifying it.
+    pub(super) fn clear(&self) {
+        self.qp.lock().0 = None;
+    }
+
+    /// Moves the QP to the error state; `ENODEV` once it is being
+    /// destroyed (drained: everything posted has completed already).
+    pub(super) fn fail(&self) -> Result {
+        let qp = self.qp.lock();
+        match qp.0 {
+            // SAFETY: the QP is valid until `clear`, which waits for the
+            // lock held here.
+            Some(ptr) => unsafe { modify_qp_err(ptr) },
+            None => Err(ENODEV),
+        }
+    }
+}
+
+/// Which queue a posted request occupies: a queue of its QP (and the QP's
+/// [`Slots`]), or a shared receive queue.
 pub(super) enum Slot {
     Send(Arc<Slots>),
     Recv(Arc<Slots>),
+    Srq(SrqSlot),
+}
+
+/// A receive's place on a shared receive queue: a slot of its depth, and
+/// its entry in the SRQ's list of posted requests.
+///
+/// # Invariants
+///
+/// `srq` is live as long as this object: the box holding it is listed in
+/// `srq` at `idx` ([`Srq::unlist`]) while posted, and the SRQ outlives
+/// every request listed, and every CQ where one could complete (each such
+/// CQ holds the SRQ, and frees itself before it lets go).
+pub(super) struct SrqSlot {
+    pub(super) srq: NonNull<Srq>,
+    pub(super) idx: usize,
+}
+
+impl SrqSlot {
+    /// The SRQ.
+    pub(super) fn srq(&self) -> &Srq {
+        // SAFETY: live as long as `self` (type invariant).
+        unsafe { self.srq.as_ref() }
+    }
 }
 
 impl Slots {
     /// Slots for `send` and `recv` requests, and room to keep a box for
     /// each.
-    pub(super) fn new(send: u32, recv: u32, cq: Arc<Cq>, owner: Arc<Owner>) -> Result<Arc<Self>> {
+    pub(super) fn new(
+        send: u32,
+        recv: u32,
+        cq: Arc<Cq>,
+        owner: Arc<Owner>,
+        qp: Arc<QpCell>,
+    ) -> Result<Arc<Self>> {
         let room = usize::try_from(send)?
             .checked_add(usize::try_from(recv)?)
             .ok_or(EINVAL)?;
-        let free = KVec::with_capacity(room, GFP_KERNEL)?;
+        let cache = BoxCache::with_room(room)?;
         Arc::pin_init(
             pin_init!(Self {
                 send: AtomicU32::new(send),
                 recv: AtomicU32::new(recv),
-                // INVARIANT: empty, with room for a box per slot.
-                boxes <- new_spinlock!(BoxCache { layout: None, free }, "rdma_qp_boxes"),
-                qp <- new_mutex!(QpPtr(None), "rdma_qp_ptr"),
+                boxes <- new_spinlock!(cache, "rdma_qp_boxes"),
+                qp,
                 cq,
                 owner,
             }),
@@ -333,29 +479,7 @@ impl Slots {
     /// A box for a `T`: one a completed request left, or a new one (which
     /// may sleep). Uninitialized.
     pub(super) fn new_box<T>(&self) -> Result<NonNull<T>> {
-        let layout = Layout::new::<T>();
-        let cached = {
-            let mut c = self.boxes.lock();
-            // The first box asked for sets the layout the cache keeps.
-            let kept = *c.layout.get_or_insert(layout) == layout;
-            let n = c.free.len();
-            if kept && n > 0 {
-                let b = c.free.as_slice()[n - 1];
-                // SAFETY: one fewer entry, all of which stay initialized;
-                // `FreeBox` is `Copy`, so nothing is dropped, and the box
-                // taken is the caller's now (the cache no longer lists it).
-                unsafe { c.free.set_len(n - 1) };
-                Some(b)
-            } else {
-                None
-            }
-        };
-        match cached {
-            Some(b) => Ok(b.0.cast()),
-            // Outside the lock: posts come from process context with no
-            // spinlock held (see `Qp`), so the allocation may sleep.
-            None => Ok(Kmalloc::alloc(layout, GFP_KERNEL)?.cast()),
-        }
+        new_box(&self.boxes)
     }
 
     /// Keeps a box whose value was moved out for the next post, or frees
@@ -366,40 +490,8 @@ impl Slots {
     /// `b` is a box from [`Self::new_box`] of this object for a type of
     /// `layout`, owned by the caller, holding no value, and not used after.
     pub(super) unsafe fn recycle(&self, b: NonNull<u8>, layout: Layout) {
-        {
-            let mut c = self.boxes.lock();
-            // Never fails for a kept layout: there is room for a box per
-            // slot, and the request that had `b` held a slot until now.
-            if c.layout == Some(layout) && c.free.push(FreeBox(b), GFP_NOWAIT).is_ok() {
-                return;
-            }
-        }
-        // SAFETY: a `Kmalloc` allocation of `layout` (from `new_box`) that
-        // the caller gives up.
-        unsafe { Kmalloc::free(b, layout) };
-    }
-
-    /// Records the QP the slots are of, once it exists.
-    pub(super) fn set_qp(&self, qp: NonNull<bindings::ib_qp>) {
-        self.qp.lock().0 = Some(qp);
-    }
-
-    /// Forgets the QP, which is about to be destroyed: waits for a
-    /// [`Slots::fail_qp`] that is modifying it.
-    pub(super) fn clear_qp(&self) {
-        self.qp.lock().0 = None;
-    }
-
-    /// Moves the QP to the error state; `ENODEV` once it is being
-    /// destroyed (drained: everything posted has completed already).
-    pub(super) fn fail_qp(&self) -> Result {
-        let qp = self.qp.lock();
-        match qp.0 {
-            // SAFETY: the QP is valid until `clear_qp`, which waits for the
-            // lock held here.
-            Some(ptr) => unsafe { modify_qp_err(ptr) },
-            None => Err(ENODEV),
-        }
+        // SAFETY: the caller's guarantee.
+        unsafe { recycle(&self.boxes, b, layout) }
     }
 
     /// Takes a slot of the send queue (`send`) or the receive queue;
@@ -424,6 +516,7 @@ impl Drop for Slot {
         let counter = match self {
             Slot::Send(s) => &s.send,
             Slot::Recv(s) => &s.recv,
+            Slot::Srq(s) => &s.srq().free,
         };
         counter.fetch_add(1, Ordering::AcqRel);
     }
@@ -509,7 +602,7 @@ unsafe extern "C" fn work_gate(cq: *mut bindings::ib_cq, wc: *mut bindings::ib_w
 /// [`Qp::post_send`](super::qp::Qp::post_send) or
 /// [`Qp::post_recv`](super::qp::Qp::post_recv).
 unsafe extern "C" fn work_done<H: CompletionHandler>(
-    _cq: *mut bindings::ib_cq,
+    cq: *mut bindings::ib_cq,
     wc: *mut bindings::ib_wc,
 ) {
     // SAFETY: ib_core passes a valid completion.
@@ -528,16 +621,22 @@ unsafe extern "C" fn work_done<H: CompletionHandler>(
         slot,
         ..
     } = work;
-    // The slot is free again for the handler's own posts; its QP's `Slots`
-    // stay, for `Wc::fail_qp`.
-    let slots = match &slot {
-        Slot::Send(s) | Slot::Recv(s) => s.clone(),
+    // SAFETY: `cq` is the CQ the request completed on, live for the call:
+    // one of `Cq`'s (requests are posted on QPs made on them, a receive of
+    // a shared receive queue on a QP made on one for it).
+    let cq = unsafe { CqCtx::of(cq) };
+    // The slot is free again for the handler's own posts; the QP, for
+    // `Wc::fail_qp`, stays: a QP's, or that of the CQ (a receive of a
+    // shared receive queue, whose QP is the one whose CQ it completed on).
+    let qp = match &slot {
+        Slot::Send(s) | Slot::Recv(s) => Some(s.qp.clone()),
+        Slot::Srq(_) => cq.srq_qp.as_ref().map(|q| q.cell.clone()),
     };
     drop(slot);
-    let wc = Wc::new(wc, slots);
+    let wc = Wc::new(wc, qp, cq.srq_qp.as_ref().map(|q| q.tag));
     // Which task runs the CQ's handlers: a connection dropped in one of
     // them is not drained there (`CmId`'s `Drop`).
-    let reaper = &wc.slots().cq.reaper;
+    let reaper = &cq.reaper;
     let prev = reaper.swap(current_task(), Ordering::AcqRel);
     H::complete(&handler, &wc, ctx);
     reaper.store(prev, Ordering::Release);
