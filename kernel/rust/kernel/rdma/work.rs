@@ -170,9 +170,10 @@ pub trait CompletionHandler: Send + Sync + 'static {
 /// # Invariants
 ///
 /// `cqe.done` is [`work_gate`]; `owner` is the owner of the QP's id, kept
-/// alive by the QP's [`Slots`], which the request's [`Slot`] holds; `done`
-/// is the completion trampoline of the request's handler type, code of
-/// that owner.
+/// alive by the QP's [`Slots`], which the request's [`Slot`] holds, or the
+/// owner of the shared receive queue the request's [`Slot`] names, which
+/// outlives it; `done` is the completion trampoline of the request's
+/// handler type, code of that owner.
 #[repr(C)]
 pub(super) struct WorkHead {
     pub(super) cqe: bindings::ib_cqe,
@@ -206,10 +207,13 @@ impl WorkHead {
 /// # Invariants
 ///
 /// Between its post and its completion a `Work` lives in a box of its QP's
-/// [`Slots`] ([`Slots::new_box`]) that the device owns: its head's `done`
+/// [`Slots`] ([`Slots::new_box`]), or of its shared receive queue, that
+/// the device owns: its head's `done`
 /// is the completion trampoline of `H`, and the only pointer to it is the
 /// `wr_cqe` of the posted request, through which the trampoline (or the
-/// failed post) takes it out ([`Work::take`]), exactly once. `#[repr(C)]`
+/// failed post) takes it out ([`Work::take`]), exactly once; a receive of
+/// a shared receive queue is also listed there, and taken out from the
+/// list only once no completion can come for it any more. `#[repr(C)]`
 /// with the head (and in it `cqe`) first makes the `ib_cqe` pointer the
 /// box's.
 #[repr(C)]
