@@ -387,7 +387,7 @@ impl SrqTest {
             .get((tag as usize).wrapping_sub(1))
             .and_then(Option::as_ref)
             .ok_or(ENOENT)?;
-        let qp = id.qp().ok_or(ENOTCONN)?;
+        let qp = id.qp().ok_or(ENODEV)?;
         let mut bytes = KVec::new();
         bytes.extend_from_slice(data, GFP_KERNEL)?;
         let dev = qp.pd().device().clone();
