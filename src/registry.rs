@@ -182,7 +182,7 @@ impl ib::Client for DeviceClient {
         // Unlisted first, so no new user can attach; then every user is torn
         // down before this returns, as ib_core requires.
         self.registry.devices.lock().remove(&dev.index());
-        let users = core::mem::replace(&mut *entry.users.lock(), RBTree::new());
+        let users = core::mem::take(&mut *entry.users.lock());
         let n = users.iter().count();
         for user in users.values() {
             user.device_going();

@@ -147,7 +147,7 @@ impl Mapping {
     fn unmap(mut self) -> KVec<u8> {
         self.unmap_dma();
         // INVARIANT: unmapped, so emptied: `drop` does not unmap again.
-        core::mem::replace(&mut self.buf, KVec::new())
+        core::mem::take(&mut self.buf)
     }
 
     /// `ib_dma_unmap_single()` of the mapping; by `drop`, or by `unmap`,

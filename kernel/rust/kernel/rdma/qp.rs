@@ -82,7 +82,7 @@ pub enum SendOp {
 
 /// How a request's device uses the buffers of its context.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum BufUse {
+pub(super) enum BufUse {
     /// A SEND's or an RDMA WRITE's sources: mapped for the device to read.
     DeviceReads,
     /// An RDMA READ's or an atomic's sinks: mapped for the device to write.
@@ -91,29 +91,56 @@ enum BufUse {
     Receive,
 }
 
-/// The scatter/gather entries of a receive with context `ctx` posted in
-/// `pd` with at most `max` entries: `EINVAL` for a longer list, or a buffer
-/// mapped on another device than `pd`'s or not for the device to write.
-pub(super) fn recv_sges<C: WorkCtx>(ctx: &C, max: u32, pd: &Pd) -> Result<Sges> {
+/// The scatter/gather entries of a request with context `ctx` posted in
+/// `pd`, under the PD's local key, from one call of [`WorkCtx::sges`]: what
+/// is checked is what is posted. `EINVAL` for a list longer than `max`, a
+/// buffer mapped on another device than `pd`'s, or one mapped the wrong
+/// way for `usage`. A list of at most `max_inline` bytes (0: never) of
+/// buffers the device only reads is posted inline.
+pub(super) fn sges_of<C: WorkCtx>(
+    ctx: &C,
+    pd: &Pd,
+    max: u32,
+    usage: BufUse,
+    max_inline: u32,
+) -> Result<Sges> {
     let list = ctx.sges();
     if list.len() > max as usize {
         return Err(EINVAL);
     }
     let dev = pd.device().as_raw();
+    for (buf, _) in list.iter() {
+        let dir = buf.direction();
+        let fits = match usage {
+            BufUse::DeviceReads => dir.device_reads(),
+            BufUse::DeviceWrites | BufUse::Receive => dir.device_writes(),
+        };
+        if buf.device().as_raw() != dev || !fits {
+            return Err(EINVAL);
+        }
+    }
+    let total: usize = list.iter().map(|(buf, len)| len.min(buf.len())).sum();
+    // Inline, the provider copies the bytes from their kernel address
+    // while posting; only a buffer the device only reads qualifies.
+    let inline = total > 0
+        && total <= max_inline as usize
+        && list.iter().all(|(buf, _)| buf.inline_addr().is_some());
+    let lkey = pd.local_dma_lkey();
     let mut sges = Sges {
         // SAFETY: zero is a valid `ib_sge`.
         list: unsafe { core::mem::zeroed() },
         n: list.len(),
-        inline: false,
+        inline,
     };
     for ((buf, len), sge) in list.iter().zip(sges.list.iter_mut()) {
-        if buf.device().as_raw() != dev || !buf.direction().device_writes() {
-            return Err(EINVAL);
-        }
         *sge = bindings::ib_sge {
-            addr: buf.dma_addr(),
+            addr: match buf.inline_addr() {
+                Some(addr) if inline => addr,
+                _ => buf.dma_addr(),
+            },
             length: len.min(buf.len()) as u32,
-            lkey: pd.local_dma_lkey(),
+            // No key names inline data.
+            lkey: if inline { 0 } else { lkey },
         };
     }
     Ok(sges)
@@ -786,81 +813,25 @@ impl Qp {
             Ok(slot) => slot,
             Err(e) => return Err((e, ctx)),
         };
-        // The box first, so a failure can hand `ctx` back untouched: one a
-        // completed request left, or a new one. Every post comes from
-        // process context with no spinlock held (ioctls, cm handlers, the
-        // waiters that reap), so the allocation may sleep.
-        let work = match self.slots.new_box::<Work<H>>() {
-            Ok(work) => work,
-            Err(_) => return Err((ENOMEM, ctx)),
-        };
-        // SAFETY: an uninitialized box for a `Work<H>`, ours alone.
-        unsafe {
-            work.as_ptr().write(Work {
-                head: WorkHead::new::<H>(&self.slots),
-                handler: handler.clone(),
-                ctx,
-                region: None,
-                slot,
-            })
-        };
-        Ok(work)
+        Work::boxed(
+            self.slots.boxes(),
+            WorkHead::new::<H>(&self.slots),
+            handler,
+            ctx,
+            slot,
+        )
     }
 
-    /// The scatter/gather entries of a request with context `ctx`, under
-    /// the PD's local key, from one call of [`WorkCtx::sges`]: what is
-    /// checked is what is posted. `EINVAL` for a list longer than the
-    /// queue's, a buffer mapped on another device than the QP's, or one
-    /// mapped the wrong way for `usage`. With `may_inline`, a list of at
-    /// most [`Self::max_inline`] bytes of buffers the device only reads is
-    /// posted inline.
+    /// The scatter/gather entries of a request with context `ctx` on this
+    /// QP (see [`sges_of`]): the receive queue's limit for a receive, the
+    /// send queue's for the rest.
     fn sges_of<C: WorkCtx>(&self, ctx: &C, usage: BufUse, may_inline: bool) -> Result<Sges> {
-        let list = ctx.sges();
-        // Every request but a receive goes on the send queue.
         let max = match usage {
             BufUse::Receive => self.recv_sge,
             BufUse::DeviceReads | BufUse::DeviceWrites => self.send_sge,
         };
-        if list.len() > max as usize {
-            return Err(EINVAL);
-        }
-        let dev = self.pd().device().as_raw();
-        for (buf, _) in list.iter() {
-            let dir = buf.direction();
-            let fits = match usage {
-                BufUse::DeviceReads => dir.device_reads(),
-                BufUse::DeviceWrites | BufUse::Receive => dir.device_writes(),
-            };
-            if buf.device().as_raw() != dev || !fits {
-                return Err(EINVAL);
-            }
-        }
-        let total: usize = list.iter().map(|(buf, len)| len.min(buf.len())).sum();
-        // Inline, the provider copies the bytes from their kernel address
-        // while posting; only a buffer the device only reads qualifies.
-        let inline = may_inline
-            && total > 0
-            && total <= self.max_inline as usize
-            && list.iter().all(|(buf, _)| buf.inline_addr().is_some());
-        let lkey = self.pd().local_dma_lkey();
-        let mut sges = Sges {
-            // SAFETY: zero is a valid `ib_sge`.
-            list: unsafe { core::mem::zeroed() },
-            n: list.len(),
-            inline,
-        };
-        for ((buf, len), sge) in list.iter().zip(sges.list.iter_mut()) {
-            *sge = bindings::ib_sge {
-                addr: match buf.inline_addr() {
-                    Some(addr) if inline => addr,
-                    _ => buf.dma_addr(),
-                },
-                length: len.min(buf.len()) as u32,
-                // No key names inline data.
-                lkey: if inline { 0 } else { lkey },
-            };
-        }
-        Ok(sges)
+        let max_inline = if may_inline { self.max_inline } else { 0 };
+        sges_of(ctx, self.pd(), max, usage, max_inline)
     }
 
     /// Whether the QP receives from a shared receive queue.

@@ -35,7 +35,7 @@ use super::bindings;
 use super::device::might_sleep;
 use super::owner::Owner;
 use super::pd::Pd;
-use super::qp::recv_sges;
+use super::qp::{sges_of, BufUse};
 use super::work::{self, BoxCache, CompletionHandler, Slot, SrqSlot, Work, WorkHead};
 use core::{
     alloc::Layout,
@@ -344,7 +344,7 @@ impl Srq {
         ctx: H::Ctx,
     ) -> core::result::Result<(), (Error, H::Ctx)> {
         might_sleep();
-        let mut sges = match recv_sges(&ctx, self.sge, &self.pd) {
+        let mut sges = match sges_of(&ctx, &self.pd, self.sge, BufUse::Receive, 0) {
             Ok(sges) => sges,
             Err(e) => return Err((e, ctx)),
         };
@@ -367,24 +367,19 @@ impl Srq {
             srq: NonNull::from(&**self),
             idx,
         });
-        let work = match work::new_box::<Work<H>>(&self.boxes) {
+        let work = match Work::boxed(
+            &self.boxes,
+            WorkHead::of_owner::<H>(&self.owner),
+            handler,
+            ctx,
+            slot,
+        ) {
             Ok(work) => work,
-            Err(_) => {
-                // Gives the slot back; `idx` is unused again.
-                drop(slot);
+            Err(e) => {
+                // The slot was given back; `idx` is unused again.
                 self.posted.lock().unused.push(idx, GFP_NOWAIT).ok();
-                return Err((ENOMEM, ctx));
+                return Err(e);
             }
-        };
-        // SAFETY: an uninitialized box for a `Work<H>`, ours alone.
-        unsafe {
-            work.as_ptr().write(Work {
-                head: WorkHead::of_owner::<H>(&self.owner),
-                handler: handler.clone(),
-                ctx,
-                region: None,
-                slot,
-            })
         };
         {
             let mut posted = self.posted.lock();

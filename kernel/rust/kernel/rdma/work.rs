@@ -207,7 +207,7 @@ impl WorkHead {
 /// # Invariants
 ///
 /// Between its post and its completion a `Work` lives in a box of its QP's
-/// [`Slots`] ([`Slots::new_box`]), or of its shared receive queue, that
+/// [`Slots`] ([`Work::boxed`]), or of its shared receive queue, that
 /// the device owns: its head's `done`
 /// is the completion trampoline of `H`, and the only pointer to it is the
 /// `wr_cqe` of the posted request, through which the trampoline (or the
@@ -229,12 +229,41 @@ pub(super) struct Work<H: CompletionHandler> {
 }
 
 impl<H: CompletionHandler> Work<H> {
+    /// Boxes a request holding `slot`, in a box from `boxes`: one a
+    /// completed request left, or a new one. Every post comes from process
+    /// context with no spinlock held (ioctls, cm handlers, the waiters that
+    /// reap), so the allocation may sleep. If it fails, `slot` is dropped,
+    /// and so given back, and `ctx` is handed back untouched.
+    pub(super) fn boxed(
+        boxes: &SpinLock<BoxCache>,
+        head: WorkHead,
+        handler: &Arc<H>,
+        ctx: H::Ctx,
+        slot: Slot,
+    ) -> core::result::Result<NonNull<Self>, (Error, H::Ctx)> {
+        let Ok(work) = new_box::<Self>(boxes) else {
+            drop(slot);
+            return Err((ENOMEM, ctx));
+        };
+        // SAFETY: an uninitialized box for a `Work<H>`, ours alone.
+        unsafe {
+            work.as_ptr().write(Work {
+                head,
+                handler: handler.clone(),
+                ctx,
+                region: None,
+                slot,
+            })
+        };
+        Ok(work)
+    }
+
     /// Moves the request out of its box, and gives the box back to the
     /// QP's cache ([`Slots::recycle`]).
     ///
     /// # Safety
     ///
-    /// `work` is a live box from [`Slots::new_box`] holding a `Work<H>`,
+    /// `work` is a live box from [`Work::boxed`] holding a `Work<H>`,
     /// owned by the caller (not posted, or completed), and not used after.
     pub(super) unsafe fn take(work: NonNull<Self>) -> Self {
         // SAFETY: a live, initialized `Work<H>` the caller owns; the box is
@@ -480,10 +509,9 @@ impl Slots {
         )
     }
 
-    /// A box for a `T`: one a completed request left, or a new one (which
-    /// may sleep). Uninitialized.
-    pub(super) fn new_box<T>(&self) -> Result<NonNull<T>> {
-        new_box(&self.boxes)
+    /// The boxes of the QP's completed requests, for [`Work::boxed`].
+    pub(super) fn boxes(&self) -> &SpinLock<BoxCache> {
+        &self.boxes
     }
 
     /// Keeps a box whose value was moved out for the next post, or frees
@@ -491,7 +519,7 @@ impl Slots {
     ///
     /// # Safety
     ///
-    /// `b` is a box from [`Self::new_box`] of this object for a type of
+    /// `b` is a box from [`Work::boxed`] of this object for a type of
     /// `layout`, owned by the caller, holding no value, and not used after.
     pub(super) unsafe fn recycle(&self, b: NonNull<u8>, layout: Layout) {
         // SAFETY: the caller's guarantee.

@@ -18,6 +18,9 @@
 //! the cross-device checks; without one they are skipped. No `unsafe` in
 //! this file.
 
+mod ktap;
+use ktap::{expect_err, expect_errno, Tap};
+
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::{
@@ -168,52 +171,6 @@ struct Misuse {
 
 impl_has_work! {
     impl HasWork<Self> for Misuse { self.work }
-}
-
-struct Tap {
-    n: u32,
-    passed: u32,
-    failed: u32,
-}
-
-impl Tap {
-    fn check(&mut self, name: &str, r: Result) {
-        self.n += 1;
-        match r {
-            Ok(()) => {
-                self.passed += 1;
-                pr_info!("ok {} {}\n", self.n, name);
-            }
-            Err(e) => {
-                self.failed += 1;
-                pr_info!("not ok {} {} # errno {}\n", self.n, name, e.to_errno());
-            }
-        }
-    }
-
-    fn skip(&mut self, name: &str, why: &str) {
-        self.n += 1;
-        self.passed += 1;
-        pr_info!("ok {} {} # SKIP {}\n", self.n, name, why);
-    }
-}
-
-/// `Ok` if `r` failed with `want`; the errno seen (or `ERANGE` for a
-/// success) otherwise.
-fn expect_err<T, C>(r: core::result::Result<T, (Error, C)>, want: Error) -> Result {
-    match r {
-        Err((e, _)) if e == want => Ok(()),
-        Err((e, _)) => Err(e),
-        Ok(_) => Err(ERANGE),
-    }
-}
-
-fn expect_errno<T>(r: Result<T>, want: Error) -> Result {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(e),
-        Ok(_) => Err(ERANGE),
-    }
 }
 
 impl Misuse {
@@ -702,11 +659,7 @@ impl kernel::Module for RdmaMisuse {
                 cq_check <- new_mutex!(None),
                 requests: AtomicU32::new(0),
                 conns: AtomicU32::new(0),
-                tap <- new_mutex!(Tap {
-                    n: 0,
-                    passed: 0,
-                    failed: 0,
-                }),
+                tap <- new_mutex!(Tap::new()),
                 work <- new_work!("rdma_misuse"),
             }),
             GFP_KERNEL,

@@ -18,6 +18,9 @@
 //! buffer it made must have come back, the receives still queued on the
 //! SRQ included: `srq: N buffers live at exit`. No `unsafe` in this file.
 
+mod ktap;
+use ktap::{expect_err, expect_errno, Tap};
+
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::prelude::*;
 use kernel::{
@@ -155,44 +158,6 @@ impl Client for DevClient {
 }
 
 kernel::rdma_client_slot!(DevClient);
-
-struct Tap {
-    n: u32,
-    passed: u32,
-    failed: u32,
-}
-
-impl Tap {
-    fn check(&mut self, name: &str, r: Result) {
-        self.n += 1;
-        match r {
-            Ok(()) => {
-                self.passed += 1;
-                pr_info!("ok {} {}\n", self.n, name);
-            }
-            Err(e) => {
-                self.failed += 1;
-                pr_info!("not ok {} {} # errno {}\n", self.n, name, e.to_errno());
-            }
-        }
-    }
-}
-
-fn expect_err<T, C>(r: core::result::Result<T, (Error, C)>, want: Error) -> Result {
-    match r {
-        Err((e, _)) if e == want => Ok(()),
-        Err((e, _)) => Err(e),
-        Ok(_) => Err(ERANGE),
-    }
-}
-
-fn expect_errno<T>(r: Result<T>, want: Error) -> Result {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(e),
-        Ok(_) => Err(ERANGE),
-    }
-}
 
 #[pin_data]
 struct SrqTest {
@@ -554,7 +519,7 @@ impl kernel::Module for RdmaSrq {
                 closed: AtomicU32::new(0),
                 echoed: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
                 stray: AtomicU32::new(0),
-                tap <- new_mutex!(Tap { n: 0, passed: 0, failed: 0 }),
+                tap <- new_mutex!(Tap::new()),
                 work <- new_work!("rdma_srq"),
             }),
             GFP_KERNEL,
