@@ -14,5 +14,6 @@ pub mod mr;
 mod owner;
 pub mod pd;
 pub mod qp;
+pub mod srq;
 pub mod wc;
 pub mod work;
