@@ -105,15 +105,20 @@ rm -f "$clippy_log"
 # KRUST_OWN_RDMA=1 (what a kernel without the series gets), it must build
 # them from the same sources, warning-free. Then the default build again.
 own_log=$(mktemp)
+# helpers KO: how many rust_helper_* functions KO defines. grep -c reads
+# all of nm's output: grep -q would stop at the first match, and nm, with
+# more than a pipe's buffer still to write, would die of SIGPIPE, which
+# pipefail makes the pipeline's status.
+helpers() { nm "$1" | grep -c ' T rust_helper_'; }
 if grep -q '^CONFIG_RUST_RDMA_ABSTRACTIONS=y' "$kdir/.config" &&
-	! nm rdma_krust.ko | grep -q ' T rust_helper_'; then
+	[ "$(helpers rdma_krust.ko)" = 0 ]; then
 	count PASS module_uses_kernel_rdma
 else
 	echo "test-all: the module defines rust_helper_* or the kernel lacks CONFIG_RUST_RDMA_ABSTRACTIONS"
 	count FAIL module_uses_kernel_rdma
 fi
 if make -s KDIR="$kdir" KRUST_OWN_RDMA=1 CLIPPY=1 modules >"$own_log" 2>&1 && ! warnings "$own_log" &&
-	[ "$(nm rdma_krust.ko | grep -c ' T rust_helper_')" -gt 0 ]; then
+	[ "$(helpers rdma_krust.ko)" -gt 0 ]; then
 	count PASS module_own_rdma_build
 else
 	cat "$own_log"
@@ -126,9 +131,9 @@ make -s KDIR="$kdir" modules >"$own_log" 2>&1 || cat "$own_log"
 skel=$(mktemp -d)
 cp -r kernel "$skel/"
 if (cd "$skel/kernel/examples/out-of-tree" &&
-	make -s KDIR="$kdir" CLIPPY=1 && ! nm rust_rdma_ulp.ko | grep -q ' T rust_helper_' &&
+	make -s KDIR="$kdir" CLIPPY=1 && [ "$(helpers rust_rdma_ulp.ko)" = 0 ] &&
 	make -s KDIR="$kdir" clean && make -s KDIR="$kdir" OWN_RDMA=1 CLIPPY=1 &&
-	nm rust_rdma_ulp.ko | grep -q ' T rust_helper_') >"$own_log" 2>&1 && ! warnings "$own_log"; then
+	[ "$(helpers rust_rdma_ulp.ko)" -gt 0 ]) >"$own_log" 2>&1 && ! warnings "$own_log"; then
 	count PASS ulp_skeleton_builds
 else
 	cat "$own_log"
