@@ -22,9 +22,11 @@
  *	old value and the read's data checked; MIX "send": four 8 KiB SENDs
  *	and a 16 KiB WRITE per step; MIX "all": two 16 KiB SENDs, a 16 KiB
  *	WRITE, the FETCH_AND_ADD and the READ; MIX "stream": 16 KiB SENDs
- *	and WRITEs, two to one, 32 in flight. The passive end checks each
- *	message's length and bytes. Exit 1 on wrong data, a failed
- *	completion or none for 10 s.
+ *	and WRITEs, two to one, 32 in flight; MIX "bind": 512-byte SENDs, 32
+ *	in flight, every fourth request a local operation on a type 2
+ *	memory window of the active end, BIND_MW and LOCAL_INV in turn. The
+ *	passive end checks each message's length and bytes. Exit 1 on wrong
+ *	data, a failed completion or none for 10 s.
  *
  * Exit 2: could not run (no device, no connection).
  */
@@ -396,12 +398,14 @@ static int sends(const char *addr, const char *port, uint32_t size,
 #define SMALL_SEND_LEN 8192
 #define READ_LEN 32768
 #define WRITE_LEN 16384
+#define BIND_SEND_LEN 512
 /* The passive end's region: READ source, the counter, WRITE sink. */
 #define WRITE_AT (READ_LEN + 4096)
 #define TARGET_LEN (WRITE_AT + WRITE_LEN)
 
 struct conn {
 	int atomic, write, nsend; /* the mix: FETCH_AND_ADD and READ, WRITE, SENDs */
+	int bind; /* MIX "bind": small SENDs, BIND_MW and LOCAL_INV */
 	double end;
 	struct rdma_cm_id *cid, *sid;
 	struct region peer;
@@ -412,6 +416,8 @@ struct conn {
 
 static int msg_len(struct conn *c)
 {
+	if (c->bind)
+		return BIND_SEND_LEN;
 	return c->nsend > 2 ? SMALL_SEND_LEN : SEND_LEN;
 }
 
@@ -553,15 +559,64 @@ lost:
 	return stop(c, 1);
 }
 
-/* MIX "stream": SENDs and WRITEs of 16 KiB, two to one, 32 in flight. */
+/*
+ * MIX "bind", request @n: a local operation on the type 2 window @mw, a
+ * BIND_MW over @mr and a LOCAL_INV of it in turn, every fourth request.
+ */
+static int is_local_op(uint64_t n)
+{
+	return n % 4 == 3;
+}
+
+static int post_local_op(struct rdma_cm_id *id, uint64_t n, struct ibv_mw *mw,
+			 struct ibv_mr *mr)
+{
+	struct ibv_send_wr wr = { .wr_id = n }, *bad;
+
+	if (n % 8 == 3) {
+		/* The key stays: the window's rkey is the same in both. */
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = mw->rkey;
+		wr.bind_mw.bind_info.mr = mr;
+		wr.bind_mw.bind_info.addr = (uintptr_t)mr->addr;
+		wr.bind_mw.bind_info.length = 4096;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	} else {
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = mw->rkey;
+	}
+	return ibv_post_send(id->qp, &wr, &bad);
+}
+
+static const char *request_name(struct conn *c, uint64_t n)
+{
+	if (c->bind)
+		return !is_local_op(n) ? "SEND" : n % 8 == 3 ? "BIND_MW" : "LOCAL_INV";
+	return n % 3 == 2 ? "WRITE" : "SEND";
+}
+
+/*
+ * MIX "stream": SENDs and WRITEs of 16 KiB, two to one, 32 in flight;
+ * MIX "bind": 512-byte SENDs and local operations, three to one.
+ */
 static void *active_stream(void *arg)
 {
 	struct conn *c = arg;
-	char *sbuf = malloc((size_t)WINDOW * 2 * SEND_LEN);
-	struct ibv_mr *smr = reg(c->cid, sbuf, (size_t)WINDOW * 2 * SEND_LEN, 0);
+	int len = msg_len(c);
+	char *sbuf = aligned_alloc(4096, (size_t)WINDOW * 2 * SEND_LEN);
+	struct ibv_mr *smr = reg(c->cid, sbuf, (size_t)WINDOW * 2 * SEND_LEN,
+				 c->bind ? IBV_ACCESS_MW_BIND : 0);
+	struct ibv_mw *mw = NULL;
 	uint64_t posted = 0, done = 0;
 	uint32_t seq = 0;
 	double since = now();
+
+	if (c->bind) {
+		mw = ibv_alloc_mw(c->cid->pd, IBV_MW_TYPE_2);
+		if (!mw)
+			die("ibv_alloc_mw(type 2)");
+	}
 
 	while (!c->stop && (now() < c->end || done < posted)) {
 		struct ibv_wc wc[16];
@@ -569,12 +624,18 @@ static void *active_stream(void *arg)
 
 		while (now() < c->end && posted - done < 2 * WINDOW) {
 			char *b = sbuf + (posted % (2 * WINDOW)) * SEND_LEN;
-			int write = posted % 3 == 2;
+			int write = !c->bind && posted % 3 == 2;
 
+			if (c->bind && is_local_op(posted)) {
+				if (post_local_op(c->cid, posted, mw, smr))
+					goto lost;
+				posted++;
+				continue;
+			}
 			if (!write)
-				fill(b, SEND_LEN, seq++);
+				fill(b, len, seq++);
 			if (post(c->cid, write ? IBV_WR_RDMA_WRITE : IBV_WR_SEND,
-				 posted, b, SEND_LEN, smr, &c->peer, WRITE_AT))
+				 posted, b, len, smr, &c->peer, WRITE_AT))
 				goto lost;
 			posted++;
 		}
@@ -588,8 +649,9 @@ static void *active_stream(void *arg)
 		}
 		for (int i = 0; i < n; i++, done++) {
 			if (wc[i].status) {
-				printf("rc: request %" PRIu64 ": completion status %d (%s)\n",
-				       (uint64_t)wc[i].wr_id, wc[i].status,
+				printf("rc: request %" PRIu64 " (%s): completion status %d (%s)\n",
+				       (uint64_t)wc[i].wr_id,
+				       request_name(c, wc[i].wr_id), wc[i].status,
 				       ibv_wc_status_str(wc[i].status));
 				goto lost;
 			}
@@ -599,6 +661,12 @@ static void *active_stream(void *arg)
 	return stop(c, 0);
 lost:
 	return stop(c, 1);
+}
+
+/* The mixes active_stream() runs: a window of requests, not steps. */
+static int is_stream(const char *mix)
+{
+	return !strcmp(mix, "stream") || !strcmp(mix, "bind");
 }
 
 static int retry(const char *addr, const char *port, int seconds, int nconn,
@@ -614,10 +682,13 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 		struct conn *c = &conns[i];
 		struct ibv_qp_init_attr cattr = qp_attr(16, 1);
 
-		c->atomic = strcmp(mix, "send") && strcmp(mix, "stream");
+		int stream = is_stream(mix);
+
+		c->bind = !strcmp(mix, "bind");
+		c->atomic = strcmp(mix, "send") && !stream;
 		c->write = strcmp(mix, "atomic") != 0;
 		c->nsend = !strcmp(mix, "send") ? 4 : !strcmp(mix, "all") ? 2 : 1;
-		if (!strcmp(mix, "stream"))
+		if (stream)
 			cattr.cap.max_send_wr = 2 * WINDOW;
 		c->target = aligned_alloc(4096, TARGET_LEN);
 		for (int j = 0; j < READ_LEN; j++)
@@ -638,7 +709,7 @@ static int retry(const char *addr, const char *port, int seconds, int nconn,
 		conns[i].end = now() + seconds;
 		pthread_create(&t[2 * i], NULL, passive_end, &conns[i]);
 		pthread_create(&t[2 * i + 1], NULL,
-			       strcmp(mix, "stream") ? active_end : active_stream,
+			       is_stream(mix) ? active_stream : active_end,
 			       &conns[i]);
 	}
 	for (int i = 0; i < nconn; i++) {
@@ -668,6 +739,6 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "retry"))
 		return retry(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]),
 			     argv[6]);
-	fprintf(stderr, "usage: rc reads ADDR PORT ROUNDS | rc send ADDR PORT SIZE COUNT | rc retry ADDR PORT SECONDS CONNS atomic|send|all|stream\n");
+	fprintf(stderr, "usage: rc reads ADDR PORT ROUNDS | rc send ADDR PORT SIZE COUNT | rc retry ADDR PORT SECONDS CONNS atomic|send|all|stream|bind\n");
 	return 2;
 }
