@@ -33,6 +33,8 @@
 # the latency rows R times, and medians-rounds.txt has their table over
 # every round of every boot.
 # Environment: KRUST_BENCH_BOOTS, KRUST_BENCH_LAT_ITERS, KRUST_BENCH_BW_ITERS,
+# KRUST_BENCH_MSG_OLD (the group msg: another build to pair with),
+# KRUST_BENCH_MSG_SIZES (its streams' sizes),
 # KRUST_BENCH_LAT_ROUNDS, KRUST_BENCH_KIND,
 # KRUST_BENCH_SWEEP_ITERS, KRUST_PROFILE (passed to the guest; see
 # scripts/guest-bench.sh), plus qemu-test.sh's. Profiles alone:
@@ -107,12 +109,15 @@ boots=${KRUST_BENCH_BOOTS:-3}
 # its binary has a target directory of its own.
 (cd "$ROOT/userspace-peer" && cargo build --release --quiet -p rdma-krust --features plot --target-dir target/plot)
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
-runs=() rounds=()
+runs=() rounds=() msgs=()
 for i in $(seq 1 "$boots"); do
 	echo "bench: boot $i of $boots"
 	KRUST_LOGDIR=$LOGDIR/boot-$i "$ROOT/scripts/qemu-test.sh" --bench
 	run=$LOGDIR/boot-$i/out/bench.jsonl
-	[ -s "$run" ] || { echo "bench: boot $i gave no results; see $LOGDIR/boot-$i" >&2; exit 1; }
+	msg=$LOGDIR/boot-$i/out/msg-rounds.txt
+	[ -s "$run" ] || [ -s "$msg" ] || { echo "bench: boot $i gave no results; see $LOGDIR/boot-$i" >&2; exit 1; }
+	[ ! -s "$msg" ] || msgs+=("$msg")
+	[ -s "$run" ] || continue
 	echo
 	echo "bench: boot $i of $boots"
 	"$TOOL" bench-report "$run"
@@ -122,6 +127,25 @@ for i in $(seq 1 "$boots"); do
 		[ ! -s "$r" ] || rounds+=("$r")
 	done
 done
+if [ ${#msgs[@]} -gt 0 ]; then
+	# Group msg: the message path's rounds, paired with
+	# KRUST_BENCH_MSG_OLD's build when given.
+	echo "bench: the message path over ${#msgs[@]} boot(s) (scripts/msg-rounds.py)"
+	python3 "$ROOT/scripts/msg-rounds.py" "${msgs[@]}" | tee "$LOGDIR/msg-medians.txt"
+	echo
+	for i in $(seq 1 "$boots"); do
+		sed "s/^/boot $i /" "$LOGDIR/boot-$i/out/msg-rounds.txt" 2>/dev/null
+	done >"$LOGDIR/msg-rounds.txt"
+fi
+if [ ${#runs[@]} = 0 ]; then
+	# Only the message path ran.
+	if [ "$update" = 1 ]; then
+		mkdir -p "$res"
+		cp "$LOGDIR/msg-rounds.txt" "$LOGDIR/msg-medians.txt" "$res/"
+		echo "bench: results in ${res#"$ROOT"/}"
+	fi
+	exit 0
+fi
 best=1
 if [ "$boots" -gt 1 ]; then
 	"$TOOL" bench-report "${runs[@]}" | tee "$LOGDIR/medians.txt"
@@ -155,7 +179,7 @@ if [ "$update" = 1 ]; then
 			[ ! -s "$r" ] || cp "$r" "$res/bench-boot-$i-round-$(basename "$r" .jsonl | sed 's/^bench-round-//').jsonl"
 		done
 	done
-	for f in medians.txt medians-rounds.txt rounds-by-load.txt; do
+	for f in medians.txt medians-rounds.txt rounds-by-load.txt msg-rounds.txt msg-medians.txt; do
 		[ ! -f "$LOGDIR/$f" ] || cp "$LOGDIR/$f" "$res/"
 	done
 	docs=$ROOT/Documentation/perf

@@ -24,7 +24,8 @@
 # default 1,16,64,256,1024, with the memory they took and the time to
 # connect them, rows conns-N, and conns-N-dD with D receives per
 # connection for each D of KRUST_BENCH_SCALE_DEPTHS, comma-separated,
-# default 6,4), none. Default: all but none. The module's latency loops run both ways by default
+# default 6,4), msg (the message path, below; not in the default), none.
+# Default: all but msg and none. The module's latency loops run both ways by default
 # (KRUST_BENCH_SPIN=both): yielding between polls, and with --spin
 # (CONN_SPIN: no yield) in the rows send-spin, write-spin, read-spin and
 # fadd-spin; KRUST_BENCH_SPIN=0 runs only the first, =1 only the second.
@@ -36,6 +37,18 @@
 # half from one minute to the next; a round puts the two within seconds
 # of each other, and scripts/bench.sh takes the median ratio over every
 # round of every boot.
+#
+# The group msg times the message path, IOCTL_SEND and IOCTL_RECV between
+# two files of the module (rdma-krust-kit msg-bench: a 2-byte ping-pong,
+# half its round trip, and one-way streams of the sizes of
+# KRUST_BENCH_MSG_SIZES, comma-separated, default 65536,1048576),
+# KRUST_BENCH_LAT_ROUNDS times. With KRUST_BENCH_MSG_OLD=DIR, a directory
+# of the host (the guest sees the host's files) holding another build's
+# rdma_krust.ko and rdma-krust-kit, every round runs that build as well,
+# the two within seconds of each other, the other build first in odd
+# rounds: the same pairing as the latency rounds, between two versions of
+# the module. Lines "round R BUILD: <msg-bench's line>" (BUILD "this" or
+# "old") go to $KRUST_OUT/msg-rounds.txt.
 #
 # KRUST_TRACE=1 adds an ftrace of 200 SEND ping-pongs of each tool (and of
 # the module's with --spin): the siw and TCP functions one message passes
@@ -79,6 +92,7 @@ Q_ITERS=${KRUST_BENCH_Q_ITERS:-200}
 SCALE_ITERS=${KRUST_BENCH_SCALE_ITERS:-400}
 SCALE_DEPTHS=${KRUST_BENCH_SCALE_DEPTHS:-6,4}
 SCALE_CONNS=${KRUST_BENCH_SCALE_CONNS:-1,16,64,256,1024}
+MSG_SIZES=${KRUST_BENCH_MSG_SIZES:-65536,1048576}
 TRACE_FUNCS=${KRUST_TRACE_FUNCS:-}
 ROWS=" ${KRUST_BENCH_ROWS:-lat bw sweep qps scale} "
 ROWS=${ROWS//,/ }
@@ -249,6 +263,35 @@ if rows qps; then
 		pt_bw send-q$n ib_send_bw 65536 "$Q_ITERS" -q $n
 		ours send-q$n bw 65536 "$Q_ITERS"
 	done
+fi
+
+# msg_run BUILD KO KIT ROUND: msg-bench with that build's module loaded.
+msg_run() {
+	local out
+	rmmod rdma_krust 2>/dev/null
+	insmod "$2" || { echo "guest-bench: insmod $2 failed" >&2; return; }
+	out=$(timeout 300 "$3" msg-bench --ip "$IP" --port $((port + 1)) --sizes "$MSG_SIZES" 2>&1) ||
+		echo "guest-bench: msg-bench ($1): $(tail -1 <<<"$out")" >&2
+	next_port
+	grep '^msg-bench:' <<<"$out" | sed "s/^/round $4 $1: /" >>"$OUT/msg-rounds.txt"
+	rmmod rdma_krust
+}
+
+if rows msg; then
+	old=${KRUST_BENCH_MSG_OLD:-}
+	echo "guest-bench: the message path, $LAT_ROUNDS round(s)${old:+, paired with $old}"
+	: >"$OUT/msg-rounds.txt"
+	for r in $(seq "$LAT_ROUNDS"); do
+		if [ -n "$old" ] && [ $((r % 2)) = 1 ]; then
+			msg_run old "$old/rdma_krust.ko" "$old/rdma-krust-kit" "$r"
+		fi
+		msg_run this "$ROOT/rdma_krust.ko" "$ROOT/userspace-peer/target/release/rdma-krust-kit" "$r"
+		if [ -n "$old" ] && [ $((r % 2)) = 0 ]; then
+			msg_run old "$old/rdma_krust.ko" "$old/rdma-krust-kit" "$r"
+		fi
+	done
+	insmod "$ROOT/rdma_krust.ko"
+	cat "$OUT/msg-rounds.txt"
 fi
 
 if rows scale; then

@@ -5,9 +5,11 @@
 # socket lock"), with rdma-core's rping and plain TCP sockets (mpa.py).
 #
 # Eight siw clients (rping -c) connect to a peer written with plain sockets,
-# which sends each its MPA reply, then one zero-length RDMA WRITE (a valid
-# FPDU that needs no memory registered) 0 to 1.5 ms later, then two
-# seconds of them, while siw's connection-management workqueue, which
+# which sends each its MPA reply, announcing the largest IRD (16383: the
+# client then allocates an ORQ of 16384 entries, 2 MiB, inside the window
+# below, which widens it), then one zero-length RDMA WRITE (a valid FPDU
+# that needs no memory registered) 0 to 1.5 ms later, then two seconds of
+# them, while siw's connection-management workqueue, which
 # runs one item at a time, is kept busy by 40 other connections to a siw
 # listener that each send a byte. A segment that arrives while the
 # client's work item has read the reply but not yet handed the socket to
@@ -60,7 +62,7 @@ try:
     for _ in range(n):
         conn, _ = lsock.accept()
         conn.settimeout(20)
-        conns.append((mpa.nodelay(conn), mpa.reply_to(mpa.read_request_or_reply(conn))))
+        conns.append((mpa.nodelay(conn), mpa.reply_to(mpa.read_request_or_reply(conn), ird=mpa.IRD_ORD_MASK)))
 except (socket.timeout, TypeError):
     pass
 n = len(conns)

@@ -52,14 +52,19 @@ def read_request_or_reply(sock):
     return hdr[:16], hdr[16], hdr[17], read_exact(sock, pd_len)
 
 
-def reply_to(req):
+def reply_to(req, ird=None):
     """The MPA reply accepting @req: IRD and ORD mirrored, so that either
-    end's ORD fits the other's IRD; no CRC, no markers."""
+    end's ORD fits the other's IRD; no CRC, no markers. @ird, if given,
+    is the IRD announced instead: siw's active side takes it as its ORD
+    unchecked and allocates its ORQ (an entry per read, rounded up to a
+    power of two) after it has read the reply and before it hands the
+    socket to the QP."""
     _, flags, rev, pd = req
     if rev == 2 and flags & F_ENHANCED:
-        ird, ord_ = struct.unpack(">HH", pd[:4])
+        req_ird, req_ord = struct.unpack(">HH", pd[:4])
+        rep_ird = req_ord if ird is None else ird
         return KEY_REP + bytes([F_ENHANCED, 2]) + struct.pack(
-            ">HHH", 4, ord_ & IRD_ORD_MASK, ird & IRD_ORD_MASK)
+            ">HHH", 4, rep_ird & IRD_ORD_MASK, req_ird & IRD_ORD_MASK)
     return KEY_REP + bytes([0, rev]) + struct.pack(">H", 0)
 
 
