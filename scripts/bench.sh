@@ -106,8 +106,10 @@ boots=${KRUST_BENCH_BOOTS:-3}
 [[ $boots =~ ^[1-9][0-9]*$ ]] || { echo "bench: KRUST_BENCH_BOOTS must be a count of boots, 1 or more (got '$boots')" >&2; exit 2; }
 
 # The plotting code is a cargo feature, so the test suite does not build it;
-# its binary has a target directory of its own.
-(cd "$ROOT/userspace-peer" && cargo build --release --quiet -p rdma-krust --features plot --target-dir target/plot)
+# its binary has a target directory of its own. The message path alone
+# (KRUST_BENCH_ROWS=msg) has no plots.
+[ "${KRUST_BENCH_ROWS:-}" = msg ] ||
+	(cd "$ROOT/userspace-peer" && cargo build --release --quiet -p rdma-krust --features plot --target-dir target/plot)
 TOOL=$ROOT/userspace-peer/target/release/rdma-krust
 runs=() rounds=() msgs=()
 for i in $(seq 1 "$boots"); do
