@@ -45,24 +45,27 @@ load_listener() {
 	wait_listening "$2" || { echo "repro $1: rping -s did not listen"; exit 2; }
 }
 
-# rc_retry NNNN SECONDS CONNS MIX BUG-PATTERN BUG-LINE FIXED-LINE: rc retry
-# on rxe, its lines, the retries rxe counted; exit 1 when a line of its
-# output matches BUG-PATTERN, 0 when it passed, 2 otherwise.
+# rc_retry NNNN SECONDS CONNS MIX BUG-PATTERN BUG-LINE FIXED-LINE [TRIES]:
+# rc retry on rxe, up to TRIES times (default 1) until a run shows the
+# bug, its lines, the retries rxe counted; exit 1 when a line of a run's
+# output matches BUG-PATTERN, 0 when every run passed, 2 otherwise.
 rc_retry() {
-	local n=$1 rc before
+	local n=$1 rc before try tries=${8:-1}
 	retries() { cat /sys/class/infiniband/*/ports/1/hw_counters/completer_retry_err 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
-	before=$(retries)
-	timeout 240 "$tmp/rc" retry "$addr" "$port" "$2" "$3" "$4" >"$tmp/out" 2>&1
-	rc=$?
-	sed "s/^rc: /repro $n: /" "$tmp/out" | head -20
-	echo "repro $n: rxe retried $(($(retries) - before)) times"
-	if grep -Eq "$5" "$tmp/out"; then
-		echo "repro $n: bug: $6"
-		exit 1
-	elif [ $rc = 0 ]; then
-		echo "repro $n: fixed: $7"
-		exit 0
-	fi
-	echo "repro $n: rc retry failed ($rc) otherwise"
-	exit 2
+	for try in $(seq "$tries"); do
+		before=$(retries)
+		timeout 240 "$tmp/rc" retry "$addr" "$port" "$2" "$3" "$4" >"$tmp/out" 2>&1
+		rc=$?
+		sed "s/^rc: /repro $n: run $try: /" "$tmp/out" | head -20
+		echo "repro $n: run $try: rxe retried $(($(retries) - before)) times"
+		if grep -Eq "$5" "$tmp/out"; then
+			echo "repro $n: bug: $6"
+			exit 1
+		elif [ $rc != 0 ]; then
+			echo "repro $n: rc retry failed ($rc) otherwise"
+			exit 2
+		fi
+	done
+	echo "repro $n: fixed: $7"
+	exit 0
 }
