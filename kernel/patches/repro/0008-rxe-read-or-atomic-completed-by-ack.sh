@@ -8,13 +8,13 @@
 # timeout exponent at 1 (rxe's retry timer then fires on its first tick,
 # well before an answer comes under load), each repeating: a 16 KiB SEND
 # (16 packets), a FETCH_AND_ADD of 1 and a 32 KiB READ of a known pattern,
-# for 60 s, with every end polling (the load), up to three such runs
-# until one shows the bug (one run of 60 s missed it
-# once in 11,217 retries). A retry that resends the
-# SEND and the FETCH_AND_ADD gets a plain ACK for the repeated SEND at the
-# add's PSN: without the fix rxe completes the add on it, without its old
-# value (the program sees its poison 0xdeadbeefdeadbeef or another stale
-# value), or a READ with part of its data (and a WARNING in rxe_comp.c).
+# for 60 s, with every end polling (the load); up to three such runs,
+# until one shows the bug (one run on 6.12 missed it in 11,217 retries).
+# A retry that resends the SEND and the FETCH_AND_ADD gets a plain ACK for
+# the repeated SEND at the add's PSN: without the fix rxe completes the
+# add on it, without its old value (the program sees its poison
+# 0xdeadbeefdeadbeef or another stale value), or a READ with part of its
+# data (and a WARNING in rxe_comp.c).
 # With it every add returns the counter's old value and every READ the
 # pattern.
 #
