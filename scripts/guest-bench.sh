@@ -43,8 +43,8 @@
 # half its round trip, and one-way streams of the sizes of
 # KRUST_BENCH_MSG_SIZES, comma-separated, default 65536,1048576),
 # KRUST_BENCH_LAT_ROUNDS times. With KRUST_BENCH_MSG_OLD=DIR, a directory
-# of the host (the guest sees the host's files) holding another build's
-# rdma_krust.ko and rdma-krust-kit, every round runs that build as well,
+# in the tree (relative to it: the guest has its own /tmp) holding another
+# build's rdma_krust.ko and rdma-krust-kit, every round runs that build as well,
 # the two within seconds of each other, the other build first in odd
 # rounds: the same pairing as the latency rounds, between two versions of
 # the module. Lines "round R BUILD: <msg-bench's line>" (BUILD "this" or
@@ -279,6 +279,8 @@ msg_run() {
 
 if rows msg; then
 	old=${KRUST_BENCH_MSG_OLD:-}
+	# Relative to the tree: the guest sees the tree, not the host's /tmp.
+	[ -z "$old" ] || [[ $old == /* ]] || old=$ROOT/$old
 	echo "guest-bench: the message path, $LAT_ROUNDS round(s)${old:+, paired with $old}"
 	: >"$OUT/msg-rounds.txt"
 	for r in $(seq "$LAT_ROUNDS"); do
