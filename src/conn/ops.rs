@@ -393,6 +393,16 @@ impl Conn {
             .op_steps
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         self.hang_up_when_done(st);
+        // Flushed on a connection still up: the QP left RTS without this
+        // side closing it (siw's TERMINATE for a READ the peer refused, a
+        // step that failed before this one). It carries nothing more, so
+        // it closes now, as a flushed receive closes it: the errno the
+        // operation's caller gets and the connection's state agree, with
+        // no window in which the one says ECONNRESET and the other
+        // CONNECTED.
+        if wc.flushed() && st.state == State::Connected {
+            self.close_locked(st, wc.errno());
+        }
         let torn_down = st.torn_down;
         let closed = match st.state {
             State::Closed(e) => Some(e),
