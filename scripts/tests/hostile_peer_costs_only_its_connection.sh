@@ -33,8 +33,11 @@ test_main() {
 	[[ "$last" =~ ^hostile:\ ([0-9]+)\ rounds,\ [0-9]+\ kinds,\ all\ answered\ as\ the\ rules\ say\;\ bystander:\ ([0-9]+)\ round\ trips\ verified ]] ||
 		fail "last line: $last"
 	[ "${BASH_REMATCH[2]}" -gt 0 ] || fail "the bystander made no round trip"
-	n=$(klog | grep -c 'peer broke the message protocol\|peer sent bad setup data')
-	[ "$n" -gt 0 ] || fail "no violation logged"
+	n=$(klog | grep -c 'peer broke the message protocol\|peer sent bad setup data') || n=0
+	# Some lies alone are caught only by the provider (on siw a revoked
+	# announce's READ ends in a TERMINATE, ECONNRESET, not a log line):
+	# all of them, the default, are not.
+	[ "$n" -gt 0 ] || [ -n "${KRUST_HOSTILE_LIES:-}" ] || fail "no violation logged"
 	echo "  module log: $n violation lines (rate-limited)"
 	rmmod rdma_krust || fail "rmmod after the hostile peer failed"
 	insmod "$KO" || fail "insmod after the hostile peer failed"
