@@ -114,7 +114,7 @@ impl Conn {
             break body;
         };
         // The next announce, if one waits, is READ ahead in turn.
-        Delayed::<Conn, READ_WORK>::queue(self, 1);
+        Delayed::<Conn, READ_WORK>::queue(self, 0);
         let mut writer = UserSlice::new(x.buf as usize, msg_len).writer();
         let mut r = Ok(());
         for c in chunks.iter() {

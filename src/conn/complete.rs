@@ -58,7 +58,7 @@ impl CompletionHandler for Conn {
         }
         drop(st);
         if read {
-            Delayed::<Conn, READ_WORK>::queue(this, 1);
+            Delayed::<Conn, READ_WORK>::queue(this, 0);
         }
         if retire {
             Delayed::<Conn, RETIRE_WORK>::queue(this, grace);

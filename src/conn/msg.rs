@@ -285,6 +285,18 @@ impl Conn {
             return self.send_raw(x, ms_until(end)?);
         }
 
+        // The SEND's buffer, and for an announce the regions it names
+        // (registered, their keys not yet on the wire), filled from user
+        // memory first: a fault in the user buffer then costs nothing on
+        // the wire, and a copy that waits on a page holds no device. Before
+        // the wait for the peer's DONE of the announce before, which then
+        // overlaps with the peer's READ of it.
+        let (data, regions) = if announce {
+            self.stage_announce(x, end)?
+        } else {
+            (Self::stage_inline(x)?, KVec::new())
+        };
+
         // Take the credit the message needs, and for an announce wait for
         // the peer's DONE of the one before, before anything goes out, so
         // that a signal or timeout leaves nothing on the wire.
@@ -308,23 +320,6 @@ impl Conn {
                 break;
             }
         }
-
-        // The SEND's buffer, and for an announce the regions it names,
-        // filled from user memory first: a fault in the user buffer then
-        // costs nothing on the wire, and a copy that waits on a page holds
-        // no device.
-        let staged = if announce {
-            self.stage_announce(x, end)
-        } else {
-            Self::stage_inline(x).map(|data| (data, KVec::new()))
-        };
-        let (data, regions) = match staged {
-            Ok(s) => s,
-            Err(e) => {
-                self.st.lock().msg.credits += 1;
-                return Err(e);
-            }
-        };
         {
             let mut st = self.st.lock();
             // Whether this message's SEND succeeds (`wait_sent`).

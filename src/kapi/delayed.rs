@@ -79,14 +79,15 @@ impl<T: HasDelayed<ID>, const ID: u8> Delayed<T, ID> {
         unsafe { &*p.add(<T as HasDelayed<ID>>::OFFSET).cast::<Self>() }
     }
 
-    /// Queues `this`'s item to run `delay` jiffies from now (at least one),
-    /// unless it is queued already, or being cancelled.
+    /// Queues `this`'s item to run `delay` jiffies from now (0: at once, on
+    /// the system workqueue), unless it is queued already, or being
+    /// cancelled.
     pub(crate) fn queue(this: &Arc<T>, delay: kernel::time::Jiffies) {
         let d = Self::of(this);
         let raw = Arc::into_raw(this.clone());
         // SAFETY: `dw` was initialised (type invariant) and is pinned inside
         // `*this`, which the reference just taken keeps alive while queued.
-        let queued = unsafe { bindings::rkrust_schedule_delayed_work(d.dw.get(), delay.max(1)) };
+        let queued = unsafe { bindings::rkrust_schedule_delayed_work(d.dw.get(), delay) };
         if !queued {
             // SAFETY: `raw` came from `Arc::into_raw` just above, and the
             // workqueue did not take it: the item was queued already.
