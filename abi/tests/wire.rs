@@ -210,11 +210,24 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
         WireRx::new(abi::MSG_RECV_DEPTH, false).check(&announce(T + 1), 0),
         Err(Unasked)
     );
+    // Up to ANNOUNCE_WINDOW announces unanswered; one more before a DONE
+    // breaks the rule, and each DONE sent lets one more come.
     let mut rx = WireRx::default();
-    rx.check(&announce(T + 1), 0).unwrap();
-    assert_eq!(rx.check(&announce(T + 1), 0), Err(Unasked), "before DONE");
+    for _ in 0..abi::ANNOUNCE_WINDOW {
+        rx.check(&announce(T + 1), 0).unwrap();
+    }
+    assert_eq!(
+        rx.check(&announce(T + 1), 0),
+        Err(Unasked),
+        "beyond the window"
+    );
     rx.done_sent();
     assert!(rx.check(&announce(T + 1), 0).is_ok());
+    assert_eq!(rx.check(&announce(T + 1), 0), Err(Unasked), "beyond again");
+    // A DONE taken back (not sent after all) closes the window again.
+    rx.done_sent();
+    rx.done_unsent();
+    assert_eq!(rx.check(&announce(T + 1), 0), Err(Unasked), "DONE unsent");
     // DONE when nothing of this side's waits for it.
     assert_eq!(
         check(&WireHdr::credit(0, false, true).encode(), 0),
@@ -228,6 +241,25 @@ fn wire_check_refuses_what_a_hostile_peer_sends() {
         rx.check(&WireHdr::credit(0, false, true).encode(), 0),
         Err(Done),
         "twice"
+    );
+    // One DONE for each announce in the window, not one more.
+    let mut rx = WireRx::default();
+    for _ in 0..abi::ANNOUNCE_WINDOW {
+        assert!(rx.may_announce());
+        rx.announce_sent();
+    }
+    assert!(!rx.may_announce());
+    for _ in 0..abi::ANNOUNCE_WINDOW {
+        assert!(rx.awaiting_done());
+        rx.check(&WireHdr::credit(0, false, true).encode(), 0)
+            .unwrap();
+        assert!(rx.may_announce());
+    }
+    assert!(!rx.awaiting_done());
+    assert_eq!(
+        rx.check(&WireHdr::credit(0, false, true).encode(), 0),
+        Err(Done),
+        "one more than the window"
     );
     // A fault changes nothing.
     let mut rx = WireRx::default();

@@ -157,7 +157,7 @@ impl Conn {
         let mut st = self.st.lock();
         st.msg_op.announce = false;
         if r.is_ok() {
-            st.msg.done_owed = true;
+            st.msg.done_owed += 1;
         }
         r
     }

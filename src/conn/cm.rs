@@ -442,17 +442,18 @@ impl Conn {
 }
 
 impl Conn {
-    /// Before this side closes: waits for the peer to READ the message this
-    /// side announced last (its DONE), so that a message sent just before a
-    /// close is still delivered, as a socket delivers its data before its
-    /// FIN. It waits as long as the `IOCTL_SEND` that announced it would
-    /// have waited (its `timeout_ms`): a slow link that still delivers is
-    /// not cut short by a wait of its own. Nothing to wait for on a closed
-    /// connection or with no announce out; a signal ends the wait at once.
+    /// Before this side closes: waits for the peer to READ the messages
+    /// this side announced (their DONEs), so that a message sent just
+    /// before a close is still delivered, as a socket delivers its data
+    /// before its FIN. It waits as long as the `IOCTL_SEND` that announced
+    /// the last would have waited (its `timeout_ms`): a slow link that
+    /// still delivers is not cut short by a wait of its own. Nothing to
+    /// wait for on a closed connection or with no announce out; a signal
+    /// ends the wait at once.
     pub(crate) fn linger(&self) {
         let ms = self.st.lock().msg.linger_ms;
         let _ = self.wait(ms, |st| {
-            (st.msg.out.is_empty() || st.state != State::Connected).then_some(Ok(()))
+            (st.msg.out.len() == 0 || st.state != State::Connected).then_some(Ok(()))
         });
     }
 }

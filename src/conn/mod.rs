@@ -645,7 +645,7 @@ impl Conn {
         while st.msg.rx.pop().is_some() {}
         while st.msg.repost.pop().is_some() {}
         // An announced message's regions: the QP that exposed them is gone.
-        st.msg.out = KVec::new();
+        while st.msg.out.pop().is_some() {}
         st.msg.retired = KVec::new();
         st.msg.body = None;
         for b in st.op.bufs.iter_mut() {

@@ -70,23 +70,24 @@ pub(super) struct Msg {
     /// The peer READs announces (its setup data): messages longer than
     /// `abi::MAX_INLINE_MSG` may go to it.
     pub(super) peer_reads: bool,
-    /// The regions of this side's announced message, registered for the
-    /// peer to READ, until its DONE.
-    pub(super) out: KVec<Arc<Region>>,
+    /// The regions of each of this side's announced messages that waits
+    /// for the peer's DONE, oldest first (at most `abi::ANNOUNCE_WINDOW`),
+    /// registered for the peer to READ.
+    pub(super) out: Fifo<KVec<Arc<Region>>>,
     /// Regions the peer's DONE released, deregistered once no duplicate
     /// of the peer's READs can still come for them (`Conn::retire`).
     pub(super) retired: KVec<Arc<Region>>,
     /// When (jiffies) `retired` may go.
     pub(super) retire_by: kernel::time::Jiffies,
-    /// How long a close waits for the DONE of `out` (`Conn::linger`): the
-    /// wait its caller gave the `IOCTL_SEND` that announced it.
+    /// How long a close waits for the DONEs of `out` (`Conn::linger`): the
+    /// wait its caller gave the `IOCTL_SEND` that announced the last.
     pub(super) linger_ms: u32,
     /// A DONE came: [`Conn::complete`] sets `retire_by` and queues
     /// `retire_work`.
     pub(super) retire_wanted: bool,
-    /// This side READ the peer's announced message and owes it DONE
-    /// (`Conn::pump` sends it).
-    pub(super) done_owed: bool,
+    /// The peer's announced messages this side READ and owes DONE for
+    /// (`Conn::pump` sends them, one per header).
+    pub(super) done_owed: u32,
     /// The data of the message announced at the front of `rx`, READ ahead
     /// of the caller (`Conn::read_ahead`): at most one message's.
     pub(super) body: Option<KVec<KVec<u8>>>,
@@ -118,12 +119,12 @@ impl Msg {
             depth: RECV_DEPTH,
             peer_depth: 0,
             peer_reads: false,
-            out: KVec::new(),
+            out: Fifo::new(abi::ANNOUNCE_WINDOW as usize)?,
             retired: KVec::new(),
             retire_by: 0,
             linger_ms: abi::DEFAULT_TIMEOUT_MS,
             retire_wanted: false,
-            done_owed: false,
+            done_owed: 0,
             body: None,
             reading: false,
             read_wanted: false,
@@ -154,56 +155,61 @@ impl Conn {
             }
             self.st.lock().msg.pending_grant += 1;
         }
-        let (grant, low, was_low, done) = {
-            let mut st = self.st.lock();
-            // No grant once closed: the QP may still be up, waiting for
-            // what was sent to complete (`CmHandler::event`). DONE goes at
-            // once: the peer's next announce waits for it.
-            let grants_due = st.msg.pending_grant > 0
-                && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth));
-            let due = !st.msg.raw
-                && st.state == State::Connected
-                && (grants_due || st.msg.done_owed)
-                && st.msg.credits >= 1;
-            if !due {
-                return Ok(());
+        // A credit-only message at a time, while one is due: each carries
+        // one DONE, and two may be owed.
+        loop {
+            let (grant, low, was_low, done) = {
+                let mut st = self.st.lock();
+                // No grant once closed: the QP may still be up, waiting for
+                // what was sent to complete (`CmHandler::event`). DONE goes at
+                // once: the peer's next announce waits for it.
+                let grants_due = st.msg.pending_grant > 0
+                    && (st.msg.peer_low || st.msg.pending_grant >= abi::grant_batch(st.msg.depth));
+                let due = !st.msg.raw
+                    && st.state == State::Connected
+                    && (grants_due || st.msg.done_owed > 0)
+                    && st.msg.credits >= 1;
+                if !due {
+                    return Ok(());
+                }
+                st.msg.credits -= 1;
+                let was_low = core::mem::take(&mut st.msg.peer_low);
+                st.msg.sends_inflight += 1;
+                let grant = core::mem::take(&mut st.msg.pending_grant);
+                let done = st.msg.done_owed > 0;
+                if done {
+                    st.msg.done_owed -= 1;
+                    // Before the post: the peer may announce again as soon as
+                    // DONE reaches it.
+                    st.msg.wire.done_sent();
+                }
+                (grant, st.msg.credits < 2, was_low, done)
+            };
+            let hdr = WireHdr::credit(grant, low, done);
+            let dev = qp.pd().device().clone();
+            let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
+                let mut cpu = buf.into_cpu();
+                cpu.get_mut(..HDR)
+                    .ok_or(EINVAL)?
+                    .copy_from_slice(&hdr.encode());
+                qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send)
+                    .map_err(|(e, _)| self.post_failed(&ep, e))
+            });
+            if r.is_err() {
+                // Nothing went out: the credit, the grant, the peer's plea and
+                // the DONE stay for the next pump.
+                let mut st = self.st.lock();
+                st.msg.sends_inflight -= 1;
+                st.msg.credits += 1;
+                st.msg.pending_grant += grant;
+                st.msg.peer_low |= was_low;
+                if done {
+                    st.msg.done_owed += 1;
+                    st.msg.wire.done_unsent();
+                }
             }
-            st.msg.credits -= 1;
-            let was_low = core::mem::take(&mut st.msg.peer_low);
-            st.msg.sends_inflight += 1;
-            let grant = core::mem::take(&mut st.msg.pending_grant);
-            let done = core::mem::take(&mut st.msg.done_owed);
-            if done {
-                // Before the post: the peer may announce again as soon as
-                // DONE reaches it.
-                st.msg.wire.done_sent();
-            }
-            (grant, st.msg.credits < 2, was_low, done)
-        };
-        let hdr = WireHdr::credit(grant, low, done);
-        let dev = qp.pd().device().clone();
-        let r = DeviceBuf::alloc(&dev, HDR, Direction::ToDevice).and_then(|buf| {
-            let mut cpu = buf.into_cpu();
-            cpu.get_mut(..HDR)
-                .ok_or(EINVAL)?
-                .copy_from_slice(&hdr.encode());
-            qp.post_send(self, Work::Send(cpu.into_device(), HDR), SendOp::Send)
-                .map_err(|(e, _)| self.post_failed(&ep, e))
-        });
-        if r.is_err() {
-            // Nothing went out: the credit, the grant, the peer's plea and
-            // the DONE stay for the next pump.
-            let mut st = self.st.lock();
-            st.msg.sends_inflight -= 1;
-            st.msg.credits += 1;
-            st.msg.pending_grant += grant;
-            st.msg.peer_low |= was_low;
-            if done {
-                st.msg.done_owed = true;
-                st.msg.wire.done_unsent();
-            }
+            r?;
         }
-        r
     }
 
     /// Posts a receive buffer, counted in `recvs_posted` from before the
@@ -289,8 +295,9 @@ impl Conn {
         // (registered, their keys not yet on the wire), filled from user
         // memory first: a fault in the user buffer then costs nothing on
         // the wire, and a copy that waits on a page holds no device. Before
-        // the wait for the peer's DONE of the announce before, which then
-        // overlaps with the peer's READ of it.
+        // the wait for room in the window of announces
+        // (`abi::ANNOUNCE_WINDOW`), which then overlaps with the peer's
+        // READ of the one before.
         let (data, regions) = if announce {
             self.stage_announce(x, end)?
         } else {
@@ -298,15 +305,15 @@ impl Conn {
         };
 
         // Take the credit the message needs, and for an announce wait for
-        // the peer's DONE of the one before, before anything goes out, so
-        // that a signal or timeout leaves nothing on the wire.
+        // room in the window (a DONE of the peer's), before anything goes
+        // out, so that a signal or timeout leaves nothing on the wire.
         loop {
             self.pump()?;
             let got = self.wait(ms_until(end)?, |st| {
                 if let Err(e) = Self::require_connected(st) {
                     return Some(Err(e));
                 }
-                if st.msg.credits > 1 && !(announce && st.msg.wire.awaiting_done()) {
+                if st.msg.credits > 1 && (!announce || st.msg.wire.may_announce()) {
                     st.msg.credits -= 1;
                     return Some(Ok(true));
                 }
@@ -398,8 +405,10 @@ impl Conn {
             if !regions.is_empty() {
                 // Before the post: the peer's DONE may come back at once.
                 st.msg.wire.announce_sent();
+                // Room for it: the window was checked with the credit, and
+                // only this caller (`TURN_SEND`) adds to `out`.
                 if !st.torn_down {
-                    st.msg.out = regions;
+                    let _ = st.msg.out.push(regions);
                 }
             }
         }
@@ -634,7 +643,7 @@ impl Conn {
             // go, and their keys with them, once no duplicate of its READ
             // requests can still be on the way (`Conn::retire`). Should
             // keeping one fail for want of memory, it goes now.
-            for r in core::mem::take(&mut msg.out) {
+            for r in msg.out.pop().unwrap_or_default() {
                 let _ = msg.retired.push(r, GFP_KERNEL);
             }
             msg.retire_wanted = true;

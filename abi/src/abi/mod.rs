@@ -184,6 +184,8 @@ from_header! {
     READ_SEGS: u32 = RDMA_KRUST_READ_SEGS;
     /// Largest segment of an announce.
     READ_SEG_SIZE: u32 = RDMA_KRUST_READ_SEG_SIZE;
+    /// Announces a side may have waiting for the peer's DONE at once.
+    ANNOUNCE_WINDOW: u32 = RDMA_KRUST_ANNOUNCE_WINDOW;
     /// Size of one segment in an announce.
     READ_SEG_WIRE_SIZE: u32 = RDMA_KRUST_READ_SEG_WIRE_SIZE;
     /// Size of the setup data a connect request or reply carries.

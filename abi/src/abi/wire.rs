@@ -8,9 +8,10 @@
 //! so compiled into the module and the tool alike; `core` only.
 
 use super::{
-    MAX_INLINE_MSG, MAX_MSG_SIZE, MIN_RECV_DEPTH, MSG_RECV_BUF_SIZE, MSG_RECV_DEPTH, READ_SEGS,
-    READ_SEG_SIZE, READ_SEG_WIRE_SIZE, RECV_DEPTH, SETUP_DATA_SIZE, SETUP_READS, WIRE_CREDIT,
-    WIRE_DONE, WIRE_FIRST, WIRE_FLAGS, WIRE_HDR_SIZE, WIRE_LAST, WIRE_LOW, WIRE_READ, WIRE_VERSION,
+    ANNOUNCE_WINDOW, MAX_INLINE_MSG, MAX_MSG_SIZE, MIN_RECV_DEPTH, MSG_RECV_BUF_SIZE,
+    MSG_RECV_DEPTH, READ_SEGS, READ_SEG_SIZE, READ_SEG_WIRE_SIZE, RECV_DEPTH, SETUP_DATA_SIZE,
+    SETUP_READS, WIRE_CREDIT, WIRE_DONE, WIRE_FIRST, WIRE_FLAGS, WIRE_HDR_SIZE, WIRE_LAST,
+    WIRE_LOW, WIRE_READ, WIRE_VERSION,
 };
 
 // The header states the protocol's derived sizes as numbers; they must be
@@ -24,6 +25,7 @@ const _: () = assert!(READ_SEGS as u64 * READ_SEG_SIZE as u64 == MAX_MSG_SIZE);
 const _: () =
     assert!(WIRE_FLAGS == WIRE_FIRST | WIRE_LAST | WIRE_CREDIT | WIRE_LOW | WIRE_READ | WIRE_DONE);
 const _: () = assert!(MIN_RECV_DEPTH >= 2);
+const _: () = assert!(ANNOUNCE_WINDOW >= 1);
 const _: () = assert!(MIN_RECV_DEPTH <= MSG_RECV_DEPTH && MSG_RECV_DEPTH <= RECV_DEPTH);
 
 /// Reposted receives that make a receiver of `depth` receives return
@@ -342,10 +344,12 @@ pub struct WireRx {
     peer_depth: u32,
     /// This side READs announces (it said so in its setup data).
     reads: bool,
-    /// The peer's last announce has not been answered with DONE yet.
-    peer_announce: bool,
-    /// This side's last announce waits for the peer's DONE.
-    awaiting_done: bool,
+    /// The peer's announces this side has not answered with DONE yet (at
+    /// most [`ANNOUNCE_WINDOW`]).
+    peer_announces: u32,
+    /// This side's announces that wait for the peer's DONE (at most
+    /// [`ANNOUNCE_WINDOW`]); each DONE answers the oldest.
+    awaiting_done: u32,
 }
 
 impl Default for WireRx {
@@ -362,8 +366,8 @@ impl WireRx {
         Self {
             peer_depth,
             reads,
-            peer_announce: false,
-            awaiting_done: false,
+            peer_announces: 0,
+            awaiting_done: 0,
         }
     }
 
@@ -372,26 +376,33 @@ impl WireRx {
         self.peer_depth = peer_depth;
     }
 
-    /// This side is about to send an announce: the peer's DONE is due.
+    /// This side is about to send an announce: a DONE of the peer's is
+    /// due for it. Only when [`Self::may_announce`].
     pub fn announce_sent(&mut self) {
-        self.awaiting_done = true;
+        self.awaiting_done = self.awaiting_done.saturating_add(1);
     }
 
-    /// Whether this side's last announce still waits for the peer's DONE.
+    /// Whether an announce of this side's still waits for the peer's DONE.
     pub fn awaiting_done(&self) -> bool {
-        self.awaiting_done
+        self.awaiting_done > 0
     }
 
-    /// This side is about to send DONE for the peer's announce: the peer
-    /// may announce again.
+    /// Whether this side may announce now: fewer than
+    /// [`ANNOUNCE_WINDOW`] of its announces wait for the peer's DONE.
+    pub fn may_announce(&self) -> bool {
+        self.awaiting_done < ANNOUNCE_WINDOW
+    }
+
+    /// This side is about to send DONE for the oldest of the peer's
+    /// announces: the peer may announce one more.
     pub fn done_sent(&mut self) {
-        self.peer_announce = false;
+        self.peer_announces = self.peer_announces.saturating_sub(1);
     }
 
     /// A DONE that [`Self::done_sent`] was told of could not be sent after
-    /// all: the peer's announce is still unanswered.
+    /// all: that announce of the peer's is still unanswered.
     pub fn done_unsent(&mut self) {
-        self.peer_announce = true;
+        self.peer_announces = self.peer_announces.saturating_add(1);
     }
 
     /// Checks one received SEND, `b` (exactly the bytes received), against
@@ -408,7 +419,7 @@ impl WireRx {
             .filter(|c| *c <= self.peer_depth)
             .ok_or(WireFault::Grant)?;
         let done = hdr.flags & WIRE_DONE != 0;
-        if done && !self.awaiting_done {
+        if done && self.awaiting_done == 0 {
             return Err(WireFault::Done);
         }
         let payload = &b[WIRE_HDR_SIZE as usize..];
@@ -425,7 +436,7 @@ impl WireRx {
         {
             return Err(WireFault::Whole);
         } else if announce {
-            if !self.reads || self.peer_announce {
+            if !self.reads || self.peer_announces >= ANNOUNCE_WINDOW {
                 return Err(WireFault::Unasked);
             }
             if hdr.msg_len <= MAX_INLINE_MSG || u64::from(hdr.msg_len) > MAX_MSG_SIZE {
@@ -441,10 +452,10 @@ impl WireRx {
             }
         }
         if done {
-            self.awaiting_done = false;
+            self.awaiting_done -= 1;
         }
         if announce {
-            self.peer_announce = true;
+            self.peer_announces += 1;
         }
         Ok((hdr, credits))
     }

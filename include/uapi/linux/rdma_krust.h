@@ -367,6 +367,9 @@ struct rdma_krust_bench {
 #define RDMA_KRUST_READ_SEGS		8
 /* ... each of at most this many bytes. */
 #define RDMA_KRUST_READ_SEG_SIZE	(256 << 10)
+/* Announces a side may have waiting for the peer's DONE at once: the next
+ * may go while the peer READs the one before. */
+#define RDMA_KRUST_ANNOUNCE_WINDOW	2
 /* Size of one segment in an announce: {be64 addr, be32 rkey, be32 len}. */
 #define RDMA_KRUST_READ_SEG_WIRE_SIZE	16
 /* Setup data: the private data of a connect request or reply, 8 bytes,

@@ -116,8 +116,9 @@ pub enum Lie {
     AnnounceShort,
     /// An announce naming a region the liar has already revoked.
     AnnounceRevoked,
-    /// Two announces, the second before any DONE.
-    AnnounceTwice,
+    /// One announce more than the window (`abi::ANNOUNCE_WINDOW`), before
+    /// any DONE.
+    AnnounceBeyondWindow,
     /// DONE when the module announced nothing.
     DoneUnasked,
 }
@@ -141,7 +142,7 @@ const LIES: &[Lie] = &[
     Lie::BadSegments,
     Lie::AnnounceShort,
     Lie::AnnounceRevoked,
-    Lie::AnnounceTwice,
+    Lie::AnnounceBeyondWindow,
     Lie::DoneUnasked,
 ];
 
@@ -426,19 +427,20 @@ fn plan(lie: Lie, rng: &mut Rng, seed: u64) -> Round {
             expect.push(Expect::Refused);
             vec![announce(big)]
         }
-        Lie::AnnounceTwice => {
-            // The second breaks the rule on arrival; the module may have
-            // begun READing the first by then (it READs ahead), and both
+        Lie::AnnounceBeyondWindow => {
+            // The last breaks the rule on arrival; the module may have
+            // begun READing the first by then (it READs ahead), and all
             // name revoked regions: EPROTO either way on RoCE, and on
             // iWARP a refused READ's TERMINATE may come first.
-            for _ in 0..2 {
+            let n = abi::ANNOUNCE_WINDOW as usize + 1;
+            for _ in 0..n {
                 exposed.push(Exposed {
                     data: vec![0x66; big],
                     revoked: true,
                 });
             }
             expect.push(Expect::Refused);
-            vec![announce(big), announce(big)]
+            vec![announce(big); n]
         }
         Lie::DoneUnasked => {
             expect.push(eproto);

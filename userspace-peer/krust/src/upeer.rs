@@ -138,8 +138,9 @@ struct State {
     peer_depth: u32,
     /// The peer READs announces (its setup data).
     peer_reads: bool,
-    /// This side READ the peer's announced message and owes it DONE.
-    done_owed: bool,
+    /// The peer's announced messages this side READ and owes DONE for,
+    /// one per credit message.
+    done_owed: u32,
     /// A credit message (its slot is `CREDIT_SLOT`) is in flight.
     credit_inflight: bool,
     sends_inflight: u32,
@@ -721,7 +722,7 @@ impl UPeer {
             let grants_due = st.pending_grant > 0
                 && (st.peer_low || st.pending_grant >= abi::grant_batch(abi::RECV_DEPTH));
             let due = !st.raw
-                && (grants_due || st.done_owed)
+                && (grants_due || st.done_owed > 0)
                 && st.credits >= 1
                 && !st.credit_inflight
                 && st.error.is_none();
@@ -732,8 +733,9 @@ impl UPeer {
             st.peer_low = false;
             st.sends_inflight += 1;
             st.credit_inflight = true;
-            let done = std::mem::take(&mut st.done_owed);
+            let done = st.done_owed > 0;
             if done {
+                st.done_owed -= 1;
                 st.wire.done_sent();
             }
             (std::mem::take(&mut st.pending_grant), st.credits < 2, done)
@@ -875,8 +877,10 @@ impl Endpoint for UPeer {
                 .with_context(|| format!("message of {len} bytes"));
         }
         self.maybe_send_credits()?;
-        // A credit, and for an announce the peer's DONE of the one before;
-        // no send in flight, so slot 0 of the send region is ours.
+        // A credit, and for an announce the peer's DONE of the one before
+        // (one out at a time: fewer than the window allows, and one region
+        // to keep); no send in flight, so slot 0 of the send region is
+        // ours.
         self.wait("credits", |st| {
             st.credits > 1 && !(announce && st.wire.awaiting_done()) && st.sends_inflight == 0
         })?;
@@ -965,7 +969,7 @@ impl Endpoint for UPeer {
                 return Err(anyhow::Error::new(e).context("receive: READ of an announced message"));
             }
             buf[..msg_len].copy_from_slice(&self.op.buf.borrow()[..msg_len]);
-            self.st.borrow_mut().done_owed = true;
+            self.st.borrow_mut().done_owed += 1;
         } else {
             buf[..msg_len].copy_from_slice(&self.recv.buf.borrow()[at + HDR..at + HDR + msg_len]);
         }
