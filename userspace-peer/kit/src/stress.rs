@@ -1437,6 +1437,14 @@ pub struct BlockArgs {
 }
 
 /// The waits `block` can put an ioctl in.
+/// How many 2 MiB SENDs go through before the next waits for the
+/// peer's DONE, when the peer's caller receives nothing: the window, and
+/// the one message its module READs ahead unless it busy-polls (`poll`,
+/// `abi::CONN_POLL` or 0).
+fn announces_before_a_wait(poll: u32) -> u64 {
+    u64::from(abi::ANNOUNCE_WINDOW) + u64::from(poll == 0)
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockCase {
     /// CONNECT to an address nobody answers: the address-resolution wait.
@@ -1787,11 +1795,13 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             let mut msg = vec![0u8; big];
             let mut buf = vec![0u8; big];
             // Messages of 2 MiB are announced and READ, and a sender waits
-            // for the DONE of its last announce before the next. The
-            // receiver READs one message ahead, unless it busy-polls (then
-            // nothing reaps its completions while nobody calls): so the
-            // third SEND must wait, or the second on a polled connection.
-            let queued = if poll != 0 { 1 } else { 2 };
+            // while `abi::ANNOUNCE_WINDOW` announces of its wait for DONE.
+            // The receiver READs one message ahead (and DONEs it), unless
+            // it busy-polls (then nothing reaps its completions while
+            // nobody calls): so the SEND after the window and that one
+            // must wait, or the one after the window on a polled
+            // connection.
+            let queued = announces_before_a_wait(poll);
             for i in 0..queued {
                 pattern::fill(&mut msg, 5, i);
                 c.send(&msg, 10_000)
@@ -1870,8 +1880,8 @@ pub fn block(path: &str, a: &BlockArgs, eintr_on_usr1: bool) -> Result<()> {
             let big = vec![0u8; abi::MAX_MSG_SIZE as usize];
             if a.case == BlockCase::SendQueued {
                 // As in `SendCredits`: then the next 2 MiB SEND waits for
-                // the DONE of the last.
-                let queued = if poll != 0 { 1 } else { 2 };
+                // a DONE.
+                let queued = announces_before_a_wait(poll);
                 for _ in 0..queued {
                     c.send(&big, 10_000)
                         .context("SEND before the blocked one")?;
