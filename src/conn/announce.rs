@@ -238,19 +238,45 @@ impl Conn {
     }
 
     /// `retire_work`: deregisters the regions of the announces the peer has
-    /// READ once their grace ([`Self::retire_grace`]) is over, else comes
-    /// back then.
+    /// READ once their grace ([`Self::retire_grace`]) is over, each on its
+    /// own time, and comes back for the rest. (One deadline for all, moved
+    /// on by every DONE, let a steady stream hold every region it ever
+    /// sent: a 2 MiB message every few milliseconds never left a quiet
+    /// grace, and the guest ran out of memory.)
     pub(super) fn retire(self: &Arc<Self>) {
-        let retired = {
+        let now = sched::jiffies();
+        let left = |by: kernel::time::Jiffies| by.wrapping_sub(now) as isize;
+        let (gone, next) = {
             let mut st = self.st.lock();
-            let left = st.msg.retire_by.wrapping_sub(sched::jiffies()) as isize;
-            if left > 0 && !st.msg.retired.is_empty() {
+            let old = core::mem::take(&mut st.msg.retired);
+            let waiting = old.iter().filter(|(by, _)| left(*by) > 0).count();
+            let split = KVec::with_capacity(waiting, GFP_KERNEL).and_then(|keep| {
+                Ok((keep, KVec::with_capacity(old.len() - waiting, GFP_KERNEL)?))
+            });
+            let Ok((mut keep, mut gone)) = split else {
+                // Out of memory: all stay until the next DONE or try.
+                st.msg.retired = old;
                 drop(st);
-                Delayed::<Conn, RETIRE_WORK>::queue(self, left as kernel::time::Jiffies);
+                Delayed::<Conn, RETIRE_WORK>::queue(self, 1);
                 return;
+            };
+            let mut next = isize::MAX;
+            for e in old {
+                let l = left(e.0);
+                // Both have room: neither push allocates.
+                let _ = if l > 0 {
+                    next = next.min(l);
+                    keep.push(e, GFP_KERNEL)
+                } else {
+                    gone.push(e, GFP_KERNEL)
+                };
             }
-            core::mem::take(&mut st.msg.retired)
+            st.msg.retired = keep;
+            (gone, next)
         };
-        drop(retired);
+        drop(gone);
+        if next != isize::MAX {
+            Delayed::<Conn, RETIRE_WORK>::queue(self, next as kernel::time::Jiffies);
+        }
     }
 }

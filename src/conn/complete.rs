@@ -44,9 +44,7 @@ impl CompletionHandler for Conn {
         let retire = core::mem::take(&mut st.msg.retire_wanted);
         // The grace is worked out only for a DONE, not on every completion.
         let grace = if retire {
-            let grace = Self::retire_grace(&st.info);
-            st.msg.retire_by = sched::jiffies().wrapping_add(grace);
-            grace
+            Self::retire_grace(&st.info)
         } else {
             0
         };

@@ -74,11 +74,10 @@ pub(super) struct Msg {
     /// for the peer's DONE, oldest first (at most `abi::ANNOUNCE_WINDOW`),
     /// registered for the peer to READ.
     pub(super) out: Fifo<KVec<Arc<Region>>>,
-    /// Regions the peer's DONE released, deregistered once no duplicate
-    /// of the peer's READs can still come for them (`Conn::retire`).
-    pub(super) retired: KVec<Arc<Region>>,
-    /// When (jiffies) `retired` may go.
-    pub(super) retire_by: kernel::time::Jiffies,
+    /// Regions the peer's DONE released, each with the time (jiffies)
+    /// after which no duplicate of the peer's READs can still come for it
+    /// and it is deregistered (`Conn::retire`).
+    pub(super) retired: KVec<(kernel::time::Jiffies, Arc<Region>)>,
     /// How long a close waits for the DONEs of `out` (`Conn::linger`): the
     /// wait its caller gave the `IOCTL_SEND` that announced the last.
     pub(super) linger_ms: u32,
@@ -121,7 +120,6 @@ impl Msg {
             peer_reads: false,
             out: Fifo::new(abi::ANNOUNCE_WINDOW as usize)?,
             retired: KVec::new(),
-            retire_by: 0,
             linger_ms: abi::DEFAULT_TIMEOUT_MS,
             retire_wanted: false,
             done_owed: 0,
@@ -643,8 +641,9 @@ impl Conn {
             // go, and their keys with them, once no duplicate of its READ
             // requests can still be on the way (`Conn::retire`). Should
             // keeping one fail for want of memory, it goes now.
+            let by = sched::jiffies().wrapping_add(Self::retire_grace(&st.info));
             for r in msg.out.pop().unwrap_or_default() {
-                let _ = msg.retired.push(r, GFP_KERNEL);
+                let _ = msg.retired.push((by, r), GFP_KERNEL);
             }
             msg.retire_wanted = true;
         }
