@@ -55,6 +55,24 @@ expect_eq() {
 
 loaded() { grep -q '^rdma_krust ' /proc/modules; }
 
+# The guest tests of kernel::rdma itself load a module of their own (built
+# by scripts/misuse.sh build into kernel/tests/misuse/runtime/, or a
+# sample), on a soft device of their own. require_runtime_ko KO: their
+# requires(), true if KO was built. runtime_ko_teardown MODULE N: their
+# EXIT trap's cleanup, MODULE unloaded and the device ${PROV}N and its veth
+# kvN deleted.
+require_runtime_ko() {
+	[ -f "$1" ] && return 0
+	echo "no $1 (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
+	return 1
+}
+
+runtime_ko_teardown() {
+	rmmod "$1" 2>/dev/null || true
+	rdma link delete "${PROV}$2" 2>/dev/null || true
+	ip link del "kv$2" 2>/dev/null || true
+}
+
 ensure_loaded() {
 	loaded || insmod "$KO" || fail "insmod failed"
 	[ -c /dev/rdma_krust ] || fail "/dev/rdma_krust missing after insmod"

@@ -87,7 +87,7 @@ no_leftovers() {
 
 test_main() {
 	ensure_loaded
-	trap 'rmmod rust_rdma_client 2>/dev/null || true; rdma link delete ${PROV}28 2>/dev/null || true; ip link del kv28 2>/dev/null || true' EXIT
+	trap 'runtime_ko_teardown rust_rdma_client 28' EXIT
 	veth_dev ${PROV}28 28 203.0.113.28
 	# Unloaded with its connections up.
 	run_client

@@ -14,10 +14,7 @@ DESCRIPTION="connect() from the id's own handler connects, and the echo sample a
 ACTIVE_KO=$ROOT/kernel/tests/misuse/runtime/rdma_active.ko
 
 requires() {
-	[ -f "$ACTIVE_KO" ] || {
-		echo "no $ACTIVE_KO (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
-		return 1
-	}
+	require_runtime_ko "$ACTIVE_KO" || return 1
 	boot_log | grep -q 'rust_rdma_echo: echoing on port 7$' && return 0
 	echo "the kernel has no kernel::rdma echo sample (CONFIG_SAMPLE_RUST_RDMA_ECHO)"
 	return 1
@@ -25,7 +22,7 @@ requires() {
 
 test_main() {
 	ensure_loaded
-	trap 'rmmod rdma_active 2>/dev/null || true; rdma link delete ${PROV}26 2>/dev/null || true; ip link del kv26 2>/dev/null || true' EXIT
+	trap 'runtime_ko_teardown rdma_active 26' EXIT
 	veth_dev ${PROV}26 26 203.0.113.26
 	insmod "$ACTIVE_KO" || fail "insmod rdma_active.ko"
 	wait_for 30 eval "dmesg | grep -q 'rdma_active: echo received: ok'" ||

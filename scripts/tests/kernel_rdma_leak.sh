@@ -22,9 +22,7 @@ LEAK_KO=$ROOT/kernel/tests/misuse/runtime/rdma_leak.ko
 LEAK_IP=203.0.113.22
 
 requires() {
-	[ -f "$LEAK_KO" ] && return 0
-	echo "no $LEAK_KO (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
-	return 1
+	require_runtime_ko "$LEAK_KO"
 }
 
 # The peer's pid, global: the EXIT trap runs after test_main has returned.
@@ -33,7 +31,7 @@ LEAK_PEER=
 test_main() {
 	local out log
 	ensure_loaded
-	trap 'kill $LEAK_PEER 2>/dev/null || true; rmmod rdma_leak 2>/dev/null || true; rdma link delete ${PROV}24 2>/dev/null || true; ip link del kv24 2>/dev/null || true' EXIT
+	trap 'kill $LEAK_PEER 2>/dev/null || true; runtime_ko_teardown rdma_leak 24' EXIT
 	veth_dev ${PROV}22 22 $LEAK_IP
 	insmod "$LEAK_KO" || fail "insmod rdma_leak.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_leak: listening on port 7472'" ||

@@ -14,9 +14,7 @@ DESCRIPTION="kernel::rdma refuses misuse from safe code with an errno (KTAP from
 MISUSE_KO=$ROOT/kernel/tests/misuse/runtime/rdma_misuse.ko
 
 requires() {
-	[ -f "$MISUSE_KO" ] && return 0
-	echo "no $MISUSE_KO (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
-	return 1
+	require_runtime_ko "$MISUSE_KO"
 }
 
 # peer_until N PATTERN WHAT: a peer that connects, sends one byte and
@@ -37,7 +35,7 @@ test_main() {
 	# Whatever happens, the module, the device and the link go at the end.
 	# (Each command may fail, having been done already: none may end the
 	# test, which runs under set -e.)
-	trap 'rmmod rdma_misuse 2>/dev/null || true; rdma link delete ${PROV}20 2>/dev/null || true; ip link del kv20 2>/dev/null || true' EXIT
+	trap 'runtime_ko_teardown rdma_misuse 20' EXIT
 	veth_dev ${PROV}20 20 203.0.113.20
 	insmod "$MISUSE_KO" || fail "insmod rdma_misuse.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_misuse: listening on port 7471'" ||

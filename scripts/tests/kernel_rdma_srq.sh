@@ -18,14 +18,12 @@ DESCRIPTION="kernel::rdma's SRQ: three connections' receives through one SRQ, ec
 SRQ_KO=$ROOT/kernel/tests/misuse/runtime/rdma_srq.ko
 
 requires() {
-	[ -f "$SRQ_KO" ] && return 0
-	echo "no $SRQ_KO (built by scripts/misuse.sh build on a kernel with kernel::rdma)"
-	return 1
+	require_runtime_ko "$SRQ_KO"
 }
 
 test_main() {
 	ensure_loaded
-	trap 'rmmod rdma_srq 2>/dev/null || true; rdma link delete ${PROV}21 2>/dev/null || true; ip link del kv21 2>/dev/null || true' EXIT
+	trap 'runtime_ko_teardown rdma_srq 21' EXIT
 	veth_dev ${PROV}21 21 203.0.113.21
 	insmod "$SRQ_KO" || fail "insmod rdma_srq.ko"
 	wait_for 10 eval "dmesg | grep -q 'rdma_srq: listening on port 7472'" ||
