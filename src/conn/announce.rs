@@ -250,9 +250,8 @@ impl Conn {
             let mut st = self.st.lock();
             let old = core::mem::take(&mut st.msg.retired);
             let waiting = old.iter().filter(|(by, _)| left(*by) > 0).count();
-            let split = KVec::with_capacity(waiting, GFP_KERNEL).and_then(|keep| {
-                Ok((keep, KVec::with_capacity(old.len() - waiting, GFP_KERNEL)?))
-            });
+            let split = KVec::with_capacity(waiting, GFP_KERNEL)
+                .and_then(|keep| Ok((keep, KVec::with_capacity(old.len() - waiting, GFP_KERNEL)?)));
             let Ok((mut keep, mut gone)) = split else {
                 // Out of memory: all stay until the next DONE or try.
                 st.msg.retired = old;
