@@ -41,13 +41,7 @@ impl CompletionHandler for Conn {
         // pays the debt itself.
         let hang_up = st.msg.hang_up && !st.polled;
         let read = core::mem::take(&mut st.msg.read_wanted);
-        let retire = core::mem::take(&mut st.msg.retire_wanted);
-        // The grace is worked out only for a DONE, not on every completion.
-        let grace = if retire {
-            Self::retire_grace(&st.info)
-        } else {
-            0
-        };
+        let retire_in = core::mem::take(&mut st.msg.retire_in);
         // Nobody sleeps on a spinning connection's `cv` (`St::spin`): its
         // waiters reap, and a wake-up would only take the wait queue's lock
         // with interrupts off, twice a round trip of a ping-pong.
@@ -58,8 +52,8 @@ impl CompletionHandler for Conn {
         if read {
             Delayed::<Conn, READ_WORK>::queue(this, 0);
         }
-        if retire {
-            Delayed::<Conn, RETIRE_WORK>::queue(this, grace);
+        if retire_in > 0 {
+            Delayed::<Conn, RETIRE_WORK>::queue(this, retire_in);
         }
         // Outside `st`: modifying a QP may sleep, and its flushed
         // completions take `st` (on the workqueue, or in this very thread's

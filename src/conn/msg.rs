@@ -81,9 +81,9 @@ pub(super) struct Msg {
     /// How long a close waits for the DONEs of `out` (`Conn::linger`): the
     /// wait its caller gave the `IOCTL_SEND` that announced the last.
     pub(super) linger_ms: u32,
-    /// A DONE came: [`Conn::complete`] sets `retire_by` and queues
-    /// `retire_work`.
-    pub(super) retire_wanted: bool,
+    /// A DONE came: the grace (jiffies) of the regions it retired, for
+    /// which [`Conn::complete`] queues `retire_work`; 0 if none came.
+    pub(super) retire_in: kernel::time::Jiffies,
     /// The peer's announced messages this side READ and owes DONE for
     /// (`Conn::pump` sends them, one per header).
     pub(super) done_owed: u32,
@@ -121,7 +121,7 @@ impl Msg {
             out: Fifo::new(abi::ANNOUNCE_WINDOW as usize)?,
             retired: KVec::new(),
             linger_ms: abi::DEFAULT_TIMEOUT_MS,
-            retire_wanted: false,
+            retire_in: 0,
             done_owed: 0,
             body: None,
             reading: false,
@@ -641,11 +641,13 @@ impl Conn {
             // go, and their keys with them, once no duplicate of its READ
             // requests can still be on the way (`Conn::retire`). Should
             // keeping one fail for want of memory, it goes now.
-            let by = sched::jiffies().wrapping_add(Self::retire_grace(&st.info));
+            // The grace is worked out only for a DONE, not on every
+            // completion; at least a jiffy, so never 0.
+            msg.retire_in = Self::retire_grace(&st.info);
+            let by = sched::jiffies().wrapping_add(msg.retire_in);
             for r in msg.out.pop().unwrap_or_default() {
                 let _ = msg.retired.push((by, r), GFP_KERNEL);
             }
-            msg.retire_wanted = true;
         }
         if hdr.flags & abi::WIRE_CREDIT != 0 {
             st.keep_for_repost(cpu.into_device());

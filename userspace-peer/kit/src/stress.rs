@@ -1436,7 +1436,6 @@ pub struct BlockArgs {
     pub prompt_ms: u128,
 }
 
-/// The waits `block` can put an ioctl in.
 /// How many 2 MiB SENDs go through before the next waits for the
 /// peer's DONE, when the peer's caller receives nothing: the window, and
 /// the one message its module READs ahead unless it busy-polls (`poll`,
@@ -1445,6 +1444,7 @@ fn announces_before_a_wait(poll: u32) -> u64 {
     u64::from(abi::ANNOUNCE_WINDOW) + u64::from(poll == 0)
 }
 
+/// The waits `block` can put an ioctl in.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockCase {
     /// CONNECT to an address nobody answers: the address-resolution wait.
